@@ -1,0 +1,140 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Read PCI devices from sysfs (``/sys/bus/pci/devices``).
+
+Works before any vendor driver or tool is installed, so provision can tell a GPU node from a
+CPU node and verify can catch a GPU or HCA trained at a lower PCIe generation or width.
+Pure functions over a ``sysfs_root``; a missing or unreadable file is an absent key.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+
+VENDORS = {
+    "0x10de": "nvidia",
+    "0x15b3": "mellanox",
+}
+
+# PCI class codes (class file: 0xCCSSPP): base class + subclass.
+CLASSES = {
+    "0x0300": "display_vga",
+    "0x0302": "display_3d",
+    "0x0680": "bridge_other",  # NVSwitch
+    "0x0200": "network_ethernet",
+    "0x0207": "network_infiniband",
+    "0x0108": "storage_nvme",
+}
+
+# Transfer rate per lane -> PCIe generation.
+GT_TO_GEN = {"2.5": 1, "5": 2, "8": 3, "16": 4, "32": 5, "64": 6}
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except (IOError, OSError):
+        return None
+
+
+def link_gen(speed):
+    """'16.0 GT/s PCIe' or '8 GT/s' -> 4 / 3; None when unknown ('Unknown', absent)."""
+    if not speed:
+        return None
+    m = re.match(r"\s*([0-9.]+)\s*GT/s", speed)
+    if not m:
+        return None
+    value = m.group(1)
+    if "." in value:
+        value = value.rstrip("0").rstrip(".")
+    return GT_TO_GEN.get(value)
+
+
+def _int(text, base=10):
+    if text is None:
+        return None
+    try:
+        return int(text, base)
+    except ValueError:
+        return None
+
+
+def read_device(path):
+    """Return a dict for one PCI device directory."""
+    dev = {"address": os.path.basename(path)}
+    vendor = _read(os.path.join(path, "vendor"))
+    klass = _read(os.path.join(path, "class"))
+    for key, value in (("vendor_id", vendor), ("device_id", _read(os.path.join(path, "device"))),
+                       ("class_id", klass),
+                       ("subsystem_vendor_id", _read(os.path.join(path, "subsystem_vendor"))),
+                       ("subsystem_device_id", _read(os.path.join(path, "subsystem_device")))):
+        if value is not None:
+            dev[key] = value
+    if vendor is not None:
+        dev["vendor"] = VENDORS.get(vendor, "other")
+    if klass is not None:
+        dev["class"] = CLASSES.get(klass[:6], "other")
+    numa = _int(_read(os.path.join(path, "numa_node")))
+    if numa is not None:
+        dev["numa_node"] = numa
+    cpus = _read(os.path.join(path, "local_cpulist"))
+    if cpus is not None:
+        dev["local_cpulist"] = cpus
+    driver = os.path.join(path, "driver")
+    if os.path.islink(driver):
+        dev["driver"] = os.path.basename(os.readlink(driver))
+    for which in ("current", "max"):
+        speed = _read(os.path.join(path, "%s_link_speed" % which))
+        width = _int(_read(os.path.join(path, "%s_link_width" % which)))
+        if speed is not None:
+            dev["%s_link_speed" % which] = speed
+            gen = link_gen(speed)
+            if gen is not None:
+                dev["%s_link_gen" % which] = gen
+        if width is not None and width > 0:
+            dev["%s_link_width" % which] = width
+    return dev
+
+
+def read_pci(sysfs_root="/", vendors=tuple(VENDORS)):
+    """PCI devices under ``sysfs_root`` of the given vendor ids (NVIDIA and Mellanox by default;
+    an empty list or None gives every device).
+
+    Returns ``(devices, summary)``: devices keyed by PCI address, and counts of the devices a GPU
+    node is made of (NVIDIA GPUs and NVSwitches, Mellanox/NVIDIA HCA functions).
+    """
+    base = os.path.join(sysfs_root, "sys", "bus", "pci", "devices")
+    devices = {}
+    try:
+        names = sorted(os.listdir(base))
+    except (IOError, OSError):
+        names = []
+    wanted = set(v.lower() for v in vendors) if vendors else None
+    for name in names:
+        dev = read_device(os.path.join(base, name))
+        if wanted is not None and dev.get("vendor_id", "").lower() not in wanted:
+            continue
+        devices[name] = dev
+    summary = summarize(devices)
+    return devices, summary
+
+
+def summarize(devices):
+    gpus = [a for a, d in devices.items()
+            if d.get("vendor") == "nvidia" and d.get("class") in ("display_3d", "display_vga")]
+    nvswitches = [a for a, d in devices.items() if d.get("vendor") == "nvidia" and d.get("class") == "bridge_other"]
+    hcas = [a for a, d in devices.items()
+            if d.get("vendor") == "mellanox" and d.get("class") in ("network_ethernet", "network_infiniband")]
+    return {
+        "nvidia_gpus": sorted(gpus),
+        "nvidia_gpu_count": len(gpus),
+        "nvswitches": sorted(nvswitches),
+        "nvswitch_count": len(nvswitches),
+        "mellanox_functions": sorted(hcas),
+        "mellanox_function_count": len(hcas),
+    }
