@@ -1,0 +1,357 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parsers for ``nvidia-smi -q -x`` (XML) and ``nvidia-smi topo -m`` (matrix text).
+
+Pure standard-library functions, importable without Ansible.  The XML parser copes with the
+schema changes between driver 418 and 595 (``power_readings`` vs ``gpu_power_readings``,
+``single_bit/double_bit`` vs ``sram_*/dram_*`` ECC counters, retired pages vs remapped rows,
+MIG devices); any value nvidia-smi prints as ``N/A``, ``[N/A]``, ``Not Supported`` and the like
+becomes ``None``.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+import xml.etree.ElementTree as ET
+
+# Values nvidia-smi prints when a field has no value.
+_NO_VALUE = frozenset((
+    '', 'n/a', '[n/a]', 'na', 'not supported', '[not supported]', 'unknown error', '[unknown error]',
+    'requested functionality has been deprecated', '[requested functionality has been deprecated]',
+    'insufficient permissions', '[insufficient permissions]', 'none', 'not available',
+))
+_NUMBER_RE = re.compile(r'^\s*(-?\d+(?:\.\d+)?)\s*[A-Za-z%/()]*\s*$')
+_ANSI_RE = re.compile(r'\x1b\[[0-9;]*[A-Za-z]')
+_DEVICE_LABEL_RE = re.compile(r'^(GPU\d+|NIC\d+|mlx\d+_\d+|[A-Za-z][\w.-]*_\d+)$')
+
+
+class NvidiaSmiParseError(ValueError):
+    """Raised when ``nvidia-smi -q -x`` output is not the expected XML."""
+
+
+def clean(text):
+    """Strip ``text``; return None for nvidia-smi's 'no value' spellings."""
+    if text is None:
+        return None
+    text = text.strip()
+    if text.lower() in _NO_VALUE:
+        return None
+    return text
+
+
+def number(text):
+    """``'26.16 W'`` -> 26.16, ``'38 C'`` -> 38, ``'16x'`` -> 16, ``'N/A'`` -> None."""
+    text = clean(text)
+    if text is None:
+        return None
+    m = _NUMBER_RE.match(text)
+    if not m:
+        return None
+    raw = m.group(1)
+    if '.' in raw:
+        return float(raw)
+    return int(raw)
+
+
+def yes_no(text):
+    """``Yes``/``No`` (also Enabled/Disabled, Active/Not Active) -> bool; else None."""
+    text = clean(text)
+    if text is None:
+        return None
+    low = text.lower()
+    if low in ('yes', 'enabled', 'active', 'true'):
+        return True
+    if low in ('no', 'disabled', 'not active', 'false'):
+        return False
+    return None
+
+
+def _text(elem, path):
+    if elem is None:
+        return None
+    found = elem.find(path)
+    if found is None:
+        return None
+    return found.text
+
+
+def _val(elem, path):
+    return clean(_text(elem, path))
+
+
+def _num(elem, *paths):
+    """First numeric value among ``paths``."""
+    for path in paths:
+        value = number(_text(elem, path))
+        if value is not None:
+            return value
+    return None
+
+
+def _sum_ints(values):
+    nums = [v for v in values if isinstance(v, (int, float))]
+    if not nums:
+        return None
+    return sum(nums)
+
+
+def _ecc_block(block):
+    """Corrected/uncorrected totals for one ``volatile`` or ``aggregate`` element."""
+    if block is None:
+        return {'corrected': None, 'uncorrected': None}
+    if block.find('single_bit') is not None or block.find('double_bit') is not None:
+        # driver <= 510 (Pascal/Volta/early Ampere schema)
+        return {
+            'corrected': number(_text(block, 'single_bit/total')),
+            'uncorrected': number(_text(block, 'double_bit/total')),
+        }
+    corrected = _sum_ints([number(_text(block, 'sram_correctable')), number(_text(block, 'dram_correctable'))])
+    unc_parts = [number(_text(block, 'dram_uncorrectable'))]
+    if block.find('sram_uncorrectable') is not None:
+        unc_parts.append(number(_text(block, 'sram_uncorrectable')))
+    else:
+        unc_parts.append(number(_text(block, 'sram_uncorrectable_parity')))
+        unc_parts.append(number(_text(block, 'sram_uncorrectable_secded')))
+    return {'corrected': corrected, 'uncorrected': _sum_ints(unc_parts)}
+
+
+def _retired_pages(gpu):
+    elem = gpu.find('retired_pages')
+    if elem is None or len(elem) == 0:
+        return None
+    result = {
+        'single_bit': number(_text(elem, 'multiple_single_bit_retirement/retired_count')),
+        'double_bit': number(_text(elem, 'double_bit_retirement/retired_count')),
+        'pending': yes_no(_text(elem, 'pending_retirement')),
+        'pending_blacklist': yes_no(_text(elem, 'pending_blacklist')),
+    }
+    if all(v is None for v in result.values()):
+        return None
+    return result
+
+
+def _remapped_rows(gpu):
+    elem = gpu.find('remapped_rows')
+    if elem is None or len(elem) == 0:
+        return None  # absent (old drivers) or "N/A" (GPUs without row remapping)
+    result = {
+        'correctable': number(_text(elem, 'remapped_row_corr')),
+        'uncorrectable': number(_text(elem, 'remapped_row_unc')),
+        'pending': yes_no(_text(elem, 'remapped_row_pending')),
+        'failure': yes_no(_text(elem, 'remapped_row_failure')),
+    }
+    if all(v is None for v in result.values()):
+        return None
+    return result
+
+
+def _mig_devices(gpu):
+    devices = []
+    container = gpu.find('mig_devices')
+    if container is None:
+        return devices
+    for dev in container.findall('mig_device'):
+        devices.append({
+            'index': number(_text(dev, 'index')),
+            'gpu_instance_id': number(_text(dev, 'gpu_instance_id')),
+            'compute_instance_id': number(_text(dev, 'compute_instance_id')),
+            'multiprocessor_count': number(_text(dev, 'device_attributes/shared/multiprocessor_count')),
+            'memory_total_mib': number(_text(dev, 'fb_memory_usage/total')),
+            'memory_used_mib': number(_text(dev, 'fb_memory_usage/used')),
+        })
+    return devices
+
+
+def parse_gpu(gpu, index):
+    """Facts of one ``<gpu>`` element."""
+    link = 'pci/pci_gpu_link_info/'
+    ecc = gpu.find('ecc_errors')
+    return {
+        'index': index,
+        'name': _val(gpu, 'product_name'),
+        'brand': _val(gpu, 'product_brand'),
+        'architecture': _val(gpu, 'product_architecture'),
+        'uuid': _val(gpu, 'uuid'),
+        'pci_bus_id': _val(gpu, 'pci/pci_bus_id') or clean(gpu.get('id')),
+        'pci_device_id': _val(gpu, 'pci/pci_device_id'),
+        'serial': _val(gpu, 'serial'),
+        'minor_number': _num(gpu, 'minor_number'),
+        'vbios_version': _val(gpu, 'vbios_version'),
+        'inforom_image_version': _val(gpu, 'inforom_version/img_version'),
+        'gsp_firmware_version': _val(gpu, 'gsp_firmware_version'),
+        'persistence_mode': _val(gpu, 'persistence_mode'),
+        'compute_mode': _val(gpu, 'compute_mode'),
+        'performance_state': _val(gpu, 'performance_state'),
+        'mig_mode': {
+            'current': _val(gpu, 'mig_mode/current_mig'),
+            'pending': _val(gpu, 'mig_mode/pending_mig'),
+        },
+        'mig_devices': _mig_devices(gpu),
+        'pcie_link_gen_current': _num(gpu, link + 'pcie_gen/current_link_gen'),
+        'pcie_link_gen_max': _num(gpu, link + 'pcie_gen/max_link_gen'),
+        'pcie_link_gen_device_max': _num(gpu, link + 'pcie_gen/max_device_link_gen'),
+        'pcie_link_gen_host_max': _num(gpu, link + 'pcie_gen/max_host_link_gen'),
+        'pcie_link_width_current': _num(gpu, link + 'link_widths/current_link_width'),
+        'pcie_link_width_max': _num(gpu, link + 'link_widths/max_link_width'),
+        'pcie_replay_counter': _num(gpu, 'pci/replay_counter'),
+        'memory_total_mib': _num(gpu, 'fb_memory_usage/total'),
+        'memory_used_mib': _num(gpu, 'fb_memory_usage/used'),
+        'temperature_gpu': _num(gpu, 'temperature/gpu_temp'),
+        'temperature_memory': _num(gpu, 'temperature/memory_temp'),
+        'temperature_slowdown': _num(gpu, 'temperature/gpu_temp_slow_threshold'),
+        'temperature_shutdown': _num(gpu, 'temperature/gpu_temp_max_threshold'),
+        'power_draw': _num(gpu, 'gpu_power_readings/power_draw', 'gpu_power_readings/instant_power_draw',
+                           'gpu_power_readings/average_power_draw', 'power_readings/power_draw'),
+        'power_limit': _num(gpu, 'gpu_power_readings/current_power_limit', 'power_readings/power_limit',
+                            'power_readings/enforced_power_limit'),
+        'power_limit_default': _num(gpu, 'gpu_power_readings/default_power_limit', 'power_readings/default_power_limit'),
+        'power_limit_min': _num(gpu, 'gpu_power_readings/min_power_limit', 'power_readings/min_power_limit'),
+        'power_limit_max': _num(gpu, 'gpu_power_readings/max_power_limit', 'power_readings/max_power_limit'),
+        'ecc_mode': {
+            'current': _val(gpu, 'ecc_mode/current_ecc'),
+            'pending': _val(gpu, 'ecc_mode/pending_ecc'),
+        },
+        'ecc_errors': {
+            'volatile': _ecc_block(ecc.find('volatile') if ecc is not None else None),
+            'aggregate': _ecc_block(ecc.find('aggregate') if ecc is not None else None),
+        },
+        'retired_pages': _retired_pages(gpu),
+        'remapped_rows': _remapped_rows(gpu),
+        'fabric_state': _val(gpu, 'fabric/state'),
+        'fabric_status': _val(gpu, 'fabric/status'),
+    }
+
+
+def parse_query_xml(text):
+    """Parse ``nvidia-smi -q -x`` output into ``{driver_version, cuda_version, attached_gpus, count, gpus}``.
+
+    Raises :class:`NvidiaSmiParseError` when ``text`` is not an ``nvidia_smi_log`` document.
+    """
+    if isinstance(text, bytes):
+        text = text.decode('utf-8', 'replace')
+    try:
+        root = ET.fromstring(text.strip())
+    except ET.ParseError as exc:
+        raise NvidiaSmiParseError('nvidia-smi -q -x output is not XML: %s' % exc)
+    if root.tag != 'nvidia_smi_log':
+        raise NvidiaSmiParseError('unexpected XML root <%s>, expected <nvidia_smi_log>' % root.tag)
+    gpus = [parse_gpu(gpu, i) for i, gpu in enumerate(root.findall('gpu'))]
+    return {
+        'driver_version': _val(root, 'driver_version'),
+        'cuda_version': _val(root, 'cuda_version'),
+        'attached_gpus': _num(root, 'attached_gpus'),
+        'count': len(gpus),
+        'gpus': gpus,
+    }
+
+
+# --- nvidia-smi topo -m -----------------------------------------------------------------------------
+
+_AFFINITY_KEYS = {
+    'cpu affinity': 'cpu_affinity',
+    'numa affinity': 'numa_affinity',
+    'gpu numa id': 'gpu_numa_id',
+}
+_NIC_LEGEND_RE = re.compile(r'^\s*(NIC\d+)\s*:\s*(\S+)\s*$')
+
+
+def _split_header(line):
+    if '\t' in line:
+        cells = [c.strip() for c in line.split('\t')]
+    else:
+        cells = [c.strip() for c in re.split(r'\s{2,}', line)]
+    return [c for c in cells if c]
+
+
+def _split_row(line):
+    if '\t' in line:
+        return [c.strip() for c in line.split('\t')]
+    return line.split()
+
+
+def parse_topo_matrix(text):
+    """Parse ``nvidia-smi topo -m``.
+
+    Returns ``{'devices': [...], 'matrix': {row: {col: 'NV12'|'SYS'|...}}, 'affinity': {row: {...}},
+    'nic_names': {'NIC0': 'mlx5_0'}}``; ``matrix`` leaves out the ``X`` self cells.  NIC labels
+    (``NIC0``) are replaced by device names when the output has a ``NIC Legend``.  Empty dict when
+    no matrix header is found.
+    """
+    if isinstance(text, bytes):
+        text = text.decode('utf-8', 'replace')
+    lines = [_ANSI_RE.sub('', line).rstrip('\r\n') for line in text.splitlines()]
+    header_idx = None
+    for i, line in enumerate(lines):
+        cells = _split_header(line)
+        if cells and cells[0].startswith('GPU') and _is_header(cells):
+            header_idx = i
+            break
+    if header_idx is None:
+        return {}
+    header = _split_header(lines[header_idx])
+    devices = [c for c in header if c.lower() not in _AFFINITY_KEYS]
+    extra = [_AFFINITY_KEYS[c.lower()] for c in header if c.lower() in _AFFINITY_KEYS]
+
+    nic_names = {}
+    for line in lines[header_idx + 1:]:
+        m = _NIC_LEGEND_RE.match(line)
+        if m:
+            nic_names[m.group(1)] = m.group(2)
+
+    def rename(name):
+        return nic_names.get(name, name)
+
+    matrix = {}
+    affinity = {}
+    for line in lines[header_idx + 1:]:
+        if not line.strip():
+            break
+        cells = _split_row(line)
+        label = cells[0].strip()
+        if label not in devices:
+            break
+        values = cells[1:1 + len(devices)]
+        rest = cells[1 + len(devices):]
+        while len(rest) > len(extra) and '' in rest:
+            rest.remove('')  # nvidia-smi prints an extra tab before 'GPU NUMA ID'
+        row = {}
+        for col, value in zip(devices, values):
+            value = value.strip()
+            if col == label or value in ('X', ''):
+                continue
+            row[rename(col)] = value
+        matrix[rename(label)] = row
+        aff = {}
+        for i, key in enumerate(extra):
+            aff[key] = clean(rest[i]) if i < len(rest) else None
+        if extra:
+            affinity[rename(label)] = aff
+    return {
+        'devices': [rename(d) for d in devices],
+        'matrix': matrix,
+        'affinity': affinity,
+        'nic_names': nic_names,
+    }
+
+
+def _is_header(cells):
+    """A header row lists device labels (and affinity titles) only; a data row has link cells."""
+    for cell in cells:
+        if cell.lower() in _AFFINITY_KEYS:
+            continue
+        if not _DEVICE_LABEL_RE.match(cell):
+            return False
+    return True
+
+
+def gpu_topology(topo, index):
+    """Per-GPU view of :func:`parse_topo_matrix` output for GPU ``index``."""
+    label = 'GPU%d' % index
+    if not topo or label not in topo.get('matrix', {}):
+        return None
+    result = {'links': dict(topo['matrix'][label])}
+    result.update(topo.get('affinity', {}).get(label, {}))
+    return result

@@ -1,0 +1,158 @@
+# -*- coding: utf-8 -*-
+"""Shared unit-test plumbing: make ``ansible_collections.gpufleet.cluster`` importable and locate
+the recorded-output corpus (``GPUFLEET_CORPUS``, ``<repo>/../shared/corpus``, else the bundled subset
+in ``tests/unit/fixtures/corpus``).
+
+Tests that need a corpus file ask for ``corpus`` (a Path; skips when absent) or for one of the
+parametrized fixtures in ``CORPUS_GLOBS`` (one test per matching file, skipped when absent).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _make_collection_importable():
+    try:
+        import ansible_collections.gpufleet.cluster.plugins.module_utils  # noqa: F401  pylint: disable=unused-import
+        return
+    except ImportError:
+        pass
+    linked = REPO_ROOT / '.ansible' / 'collections'
+    if (linked / 'ansible_collections' / 'gpufleet' / 'cluster' / 'plugins').is_dir():
+        sys.path.insert(0, str(linked))
+        return
+    # Fresh checkout without scripts/setup: a throw-away symlink tree.
+    tmp = Path(tempfile.mkdtemp(prefix='gpufleet-coll-'))
+    (tmp / 'ansible_collections' / 'gpufleet').mkdir(parents=True)
+    (tmp / 'ansible_collections' / 'gpufleet' / 'cluster').symlink_to(REPO_ROOT)
+    sys.path.insert(0, str(tmp))
+
+
+_make_collection_importable()
+
+
+BUNDLED_CORPUS = REPO_ROOT / 'tests' / 'unit' / 'fixtures' / 'corpus'
+
+
+def _find_corpus():
+    """The full corpus (``GPUFLEET_CORPUS`` or ``<repo>/../shared/corpus``) when present, else the bundled
+    subset of permissively licensed files (``tests/unit/fixtures/corpus``, see its SOURCES.tsv)."""
+    env = os.environ.get('GPUFLEET_CORPUS')
+    # An explicit GPUFLEET_CORPUS that is not a corpus (e.g. "none") selects the bundled subset.
+    candidates = [Path(env)] if env else [REPO_ROOT / '..' / 'shared' / 'corpus']
+    for cand in candidates:
+        if (cand / 'MANIFEST.tsv').is_file():
+            return cand.resolve(), True
+    if (BUNDLED_CORPUS / 'SOURCES.tsv').is_file():
+        return BUNDLED_CORPUS, False
+    return None, False
+
+
+CORPUS, CORPUS_FULL = _find_corpus()
+
+# fixture name -> glob under the corpus; every matching file becomes one test case.
+CORPUS_GLOBS = {
+    'nvsmi_xml_file': 'nvidia_smi/*.xml',
+    'topo_m_file': 'nvidia_smi/topo-m-*.txt',
+    'sysfs_ib_root': 'sysfs_infiniband/*/**/sys/class/infiniband',
+    'mlx_query_file': 'mlx_fw/*flint*-q-*.txt',
+}
+
+
+def corpus_files(glob):
+    if CORPUS is None:
+        return []
+    return sorted(CORPUS.glob(glob))
+
+
+def pytest_generate_tests(metafunc):
+    for name, glob in CORPUS_GLOBS.items():
+        if name not in metafunc.fixturenames:
+            continue
+        files = corpus_files(glob)
+        if files:
+            metafunc.parametrize(name, files, ids=[str(f.relative_to(CORPUS)) for f in files])
+        else:
+            metafunc.parametrize(name, [pytest.param(None, marks=pytest.mark.skip(reason='corpus not found'))])
+
+
+@pytest.fixture
+def corpus():
+    if CORPUS is None:
+        pytest.skip('recorded-output corpus not found (set GPUFLEET_CORPUS)')
+    return CORPUS
+
+
+@pytest.fixture
+def corpus_full(corpus):
+    """True with the full corpus, False with the bundled subset."""
+    return CORPUS_FULL
+
+
+@pytest.fixture
+def corpus_file(corpus):
+    """``corpus_file('dir/name')`` -> Path; skips when only the bundled subset is there and lacks it."""
+    def _get(rel):
+        path = corpus / rel
+        if not path.exists():
+            pytest.skip('%s is not in the bundled corpus subset (full corpus not found)' % rel)
+        return path
+    return _get
+
+
+@pytest.fixture
+def run_module(capsys):
+    """Run a module's ``main()`` in-process with ``args``; return the parsed JSON result.
+
+    ``failed`` is set in the result when the module called ``fail_json``.
+    """
+    import json
+
+    from ansible.module_utils.testing import patch_module_args
+
+    def _run(main, args):
+        with patch_module_args(args):
+            with pytest.raises(SystemExit):
+                main()
+        out = capsys.readouterr().out
+        return json.loads(out)
+
+    return _run
+
+
+@pytest.fixture
+def run_adhoc():
+    """Run ``ansible localhost -m gpufleet.cluster.<module>`` from the repo (its ansible.cfg);
+    return ``(rc, result_dict)``. Skips when the venv's ansible or the collection link is missing."""
+    import json
+    import subprocess
+
+    ansible = Path(sys.executable).parent / 'ansible'
+    link = REPO_ROOT / '.ansible' / 'collections' / 'ansible_collections' / 'gpufleet' / 'cluster'
+    if not ansible.is_file() or not link.exists():
+        pytest.skip('ansible or the collection link is missing (run scripts/setup)')
+
+    def _run(module, args, check=False):
+        cmd = [str(ansible), 'localhost', '-i', 'localhost,', '-c', 'local',
+               '-e', 'ansible_python_interpreter=%s' % sys.executable,
+               '-m', 'gpufleet.cluster.%s' % module, '-a', json.dumps(args)]
+        if check:
+            cmd.append('--check')
+        env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK='ansible.builtin.minimal',
+                   ANSIBLE_CALLBACK_RESULT_FORMAT='json', ANSIBLE_NOCOLOR='1',
+                   ANSIBLE_DEPRECATION_WARNINGS='0')
+        proc = subprocess.run(cmd, cwd=str(REPO_ROOT), env=env, capture_output=True, text=True, timeout=120,
+                              check=False)
+        dummy, sep, body = proc.stdout.partition('=> ')
+        assert sep, 'unexpected ansible output: %s %s' % (proc.stdout, proc.stderr)
+        return proc.returncode, json.loads(body)
+
+    return _run
