@@ -1,0 +1,261 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parser for the output of the nccl-tests binaries (``all_reduce_perf``, ``all_gather_perf``,
+``reduce_scatter_perf``, ``alltoall_perf``, ``broadcast_perf``, ``sendrecv_perf`` ...).
+
+Copes with:
+- the column layouts of nccl-tests 1.x/2.0 (``error`` float column, with or without ``redop``) and of
+  2.x (``redop``, ``root``, ``#wrong``); the layout is taken from the column header and, when an
+  excerpt has none, from the number of fields;
+- launcher prefixes on every line (OpenMPI ``[1,0]<stdout>:``, srun ``0: ``, ``host: ``);
+- ``NCCL INFO``/``NCCL WARN`` lines interleaved with the table;
+- data rows wrapped over two lines;
+- rank lines of 1000+ rank runs (with or without ``Group``).
+
+A run whose table cannot be found gives ``rows == []``; callers treat that as a failure.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+from ansible_collections.gpufleet.cluster.plugins.module_utils.bench_common import (
+    strip_prefix,
+    to_float,
+    to_int,
+)
+
+_RANK_RE = re.compile(
+    r'^#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)\s+'
+    r'device\s+(?P<device>\d+)\s+\[(?P<busid>[^\]]*)\]\s*(?P<name>.*?)\s*$')
+_PARAMS_RE = re.compile(r'^#\s*nThread\s')
+_OOB_RE = re.compile(r'^#\s*Out of bounds values\s*:\s*(\d+)\s*(\w+)?', re.IGNORECASE)
+_AVG_RE = re.compile(r'^#\s*Avg bus bandwidth\s*:\s*(\S+)', re.IGNORECASE)
+_HEADER_RE = re.compile(r'^#\s*size\s+count\s+type\b')
+_TYPE_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')
+_NCCL_LOG_RE = re.compile(r'\bNCCL (INFO|WARN|ERROR)\b')
+_FAILURE_RE = re.compile(r'(Test (?:NCCL|CUDA) failure|Test failure|NCCL failure|NCCL error|'
+                         r'unhandled (?:system|cuda|internal) error|Segmentation fault|'
+                         r'mpirun noticed|srun: error|MPI_ABORT)', re.IGNORECASE)
+_PARAM_KEYS = (('nThread', 'nthread'), ('nGpus', 'ngpus'), ('minBytes', 'min_bytes'),
+               ('maxBytes', 'max_bytes'), ('warmup iters', 'warmup_iters'), ('iters', 'iters'),
+               ('agg iters', 'agg_iters'), ('validation', 'validation'), ('graph', 'graph'))
+
+# number of fields in a data row -> leading columns (before the 2 x 4 timing columns)
+_LEADING_BY_COUNT = {
+    13: ('size', 'count', 'type', 'redop', 'root'),
+    12: ('size', 'count', 'type', 'redop'),
+    11: ('size', 'count', 'type'),
+}
+
+
+def _layout_from_header(tokens):
+    """Leading columns and the name of the 4th timing column ('#wrong' or 'error') from a header."""
+    leading = []
+    for tok in tokens:
+        if tok in ('size', 'count', 'type', 'redop', 'root'):
+            leading.append(tok)
+        elif tok == 'time':
+            break
+    check = 'error' if 'error' in tokens else 'wrong'
+    return tuple(leading), check
+
+
+def _params(line):
+    out = {}
+    for key, name in _PARAM_KEYS:
+        match = re.search(r'(?<!warmup )(?<!agg )(?:^|(?<=\s))%s:?\s+(\d+)' % re.escape(key), line)
+        if match:
+            out[name] = int(match.group(1))
+    step = re.search(r'step:\s*(\d+)\((factor|bytes)\)', line)
+    if step:
+        out['step'] = int(step.group(1))
+        out['step_kind'] = step.group(2)
+    return out
+
+
+def _is_number(tok):
+    return tok.upper() == 'N/A' or to_float(tok) is not None
+
+
+def _row(tokens, leading, check):
+    """One data row as a dict, or None when ``tokens`` is not a data row of this layout."""
+    if len(tokens) != len(leading) + 8:
+        return None
+    if not (tokens[0].isdigit() and tokens[1].isdigit() and _TYPE_RE.match(tokens[2])):
+        return None
+    rest = tokens[len(leading):]
+    if not all(_is_number(t) for t in rest):
+        return None
+    row = {'size': int(tokens[0]), 'count': int(tokens[1]), 'type': tokens[2], 'redop': None, 'root': None}
+    if 'redop' in leading:
+        row['redop'] = tokens[leading.index('redop')]
+    if 'root' in leading:
+        row['root'] = to_int(tokens[leading.index('root')])
+    for prefix, part in (('oop', rest[:4]), ('ip', rest[4:])):
+        row[prefix + '_time_us'] = to_float(part[0])
+        row[prefix + '_algbw'] = to_float(part[1])
+        row[prefix + '_busbw'] = to_float(part[2])
+        if check == 'wrong':
+            row[prefix + '_wrong'] = to_int(part[3])  # N/A (not checked) -> None
+            row[prefix + '_error'] = None
+        else:
+            row[prefix + '_wrong'] = None
+            row[prefix + '_error'] = to_float(part[3])
+    return row
+
+
+def _guess_layout(tokens):
+    leading = _LEADING_BY_COUNT.get(len(tokens))
+    if leading is None:
+        return None, None
+    check = 'wrong'
+    if tokens[-1].upper() != 'N/A' and not tokens[-1].lstrip('-').isdigit():
+        check = 'error'
+    if len(leading) >= 4 and _is_number(tokens[3]):
+        return None, None  # 4th field is a number: not a redop
+    return leading, check
+
+
+def parse(text):
+    """Parse nccl-tests output. Returns a dict:
+
+    - ``rows``: one dict per data row (``size`` bytes, ``count``, ``type``, ``redop``, ``root``, then
+      ``oop_``/``ip_`` + ``time_us``, ``algbw``, ``busbw`` (GB/s), ``wrong`` (int, None for N/A or the old
+      layout) and ``error`` (float of the old layout, else None));
+    - ``layout``: leading column names and the check column (``wrong`` or ``error``);
+    - ``params``: the ``# nThread ...`` line (nthread, ngpus, min_bytes, max_bytes, iters, validation ...);
+    - ``ranks``: ``{rank, group, pid, host, device, busid, name}`` per ``#  Rank`` line;
+    - ``out_of_bounds`` (int or None), ``out_of_bounds_status`` (``OK``/``FAILED`` or None);
+    - ``avg_busbw_reported`` (float from ``# Avg bus bandwidth``, None when absent);
+    - ``nccl_warnings`` (``NCCL WARN`` lines, first 50), ``errors`` (failure lines: ``Test NCCL failure``,
+      ``mpirun noticed`` ...), ``malformed`` (lines that started a data row but could not be completed).
+    """
+    result = {
+        'rows': [], 'layout': None, 'params': {}, 'ranks': [], 'out_of_bounds': None,
+        'out_of_bounds_status': None, 'avg_busbw_reported': None, 'avg_busbw_reported_raw': None,
+        'nccl_warnings': [], 'errors': [], 'malformed': [],
+    }
+    leading, check = None, None
+    pending = None  # tokens of a data row that wrapped
+    seen_ranks = set()
+    for raw in text.replace('\r', '\n').splitlines():
+        line = strip_prefix(raw).rstrip()
+        if not line.strip():
+            continue
+        if _NCCL_LOG_RE.search(line):
+            if ' NCCL WARN' in line and len(result['nccl_warnings']) < 50:
+                result['nccl_warnings'].append(line.strip())
+            continue
+        stripped = line.strip()
+        if stripped.startswith('#'):
+            if pending:
+                result['malformed'].append(' '.join(pending))
+                pending = None
+            match = _RANK_RE.match(stripped)
+            if match:
+                rank = int(match.group('rank'))
+                if rank not in seen_ranks:
+                    seen_ranks.add(rank)
+                    result['ranks'].append({
+                        'rank': rank, 'group': to_int(match.group('group')), 'pid': int(match.group('pid')),
+                        'host': match.group('host'), 'device': int(match.group('device')),
+                        'busid': match.group('busid'), 'name': match.group('name')})
+                continue
+            if _PARAMS_RE.match(stripped):
+                result['params'] = _params(stripped)
+                continue
+            if _HEADER_RE.match(stripped):
+                leading, check = _layout_from_header(stripped.lstrip('#').split())
+                result['layout'] = {'leading': list(leading), 'check': check}
+                continue
+            match = _OOB_RE.match(stripped)
+            if match:
+                result['out_of_bounds'] = int(match.group(1))
+                result['out_of_bounds_status'] = (match.group(2) or '').upper() or None
+                continue
+            match = _AVG_RE.match(stripped)
+            if match:
+                result['avg_busbw_reported_raw'] = match.group(1)
+                result['avg_busbw_reported'] = to_float(match.group(1))
+            continue
+        if _FAILURE_RE.search(stripped):
+            result['errors'].append(stripped)
+        tokens = stripped.split()
+        if pending is not None:
+            joined = pending + tokens
+            row = _try_row(joined, leading, check, result)
+            if row is not None:
+                result['rows'].append(row)
+                pending = None
+                continue
+            result['malformed'].append(' '.join(pending))
+            pending = None
+        row = _try_row(tokens, leading, check, result)
+        if row is not None:
+            result['rows'].append(row)
+        elif _starts_row(tokens, leading):
+            pending = tokens
+    if pending:
+        result['malformed'].append(' '.join(pending))
+    return result
+
+
+def _try_row(tokens, leading, check, result):
+    if leading is not None:
+        return _row(tokens, leading, check)
+    guess, guess_check = _guess_layout(tokens)
+    if guess is None:
+        return None
+    row = _row(tokens, guess, guess_check)
+    if row is not None and result['layout'] is None:
+        result['layout'] = {'leading': list(guess), 'check': guess_check, 'guessed': True}
+    return row
+
+
+def _starts_row(tokens, leading):
+    """True when ``tokens`` look like the first part of a wrapped data row."""
+    want = len(leading) + 8 if leading else 13
+    return (3 <= len(tokens) < want and tokens[0].isdigit() and tokens[1].isdigit()
+            and bool(_TYPE_RE.match(tokens[2]))
+            and all(_is_number(t) or _TYPE_RE.match(t) for t in tokens[3:]))
+
+
+def summarize(parsed, check_size=None):
+    """Figures derived from ``parse()``: ``avg_busbw`` (the tool's line when present, else the mean of
+    every out-of-place and in-place busbw as nccl-tests computes it, ``avg_busbw_source`` says which),
+    ``max_busbw``, ``busbw_at_check`` (out-of-place busbw of the row of size ``check_size``, default the
+    largest size), ``check_size``, ``wrong_rows`` (sizes with #wrong > 0), ``devices`` (count of distinct
+    host/device pairs) and ``hosts``."""
+    rows = parsed['rows']
+    out = {'avg_busbw': None, 'avg_busbw_source': None, 'max_busbw': None, 'busbw_at_check': None,
+           'check_size': None, 'wrong_rows': [], 'hosts': [], 'devices': 0, 'nranks': len(parsed['ranks'])}
+    values = [v for r in rows for v in (r['oop_busbw'], r['ip_busbw']) if v is not None]
+    if parsed['avg_busbw_reported'] is not None:
+        out['avg_busbw'] = parsed['avg_busbw_reported']
+        out['avg_busbw_source'] = 'tool'
+    elif values:
+        out['avg_busbw'] = round(sum(values) / len(values), 4)
+        out['avg_busbw_source'] = 'computed'
+    if values:
+        out['max_busbw'] = max(values)
+    if rows:
+        size = check_size if check_size is not None else max(r['size'] for r in rows)
+        out['check_size'] = size
+        matching = [r for r in rows if r['size'] == size]
+        if matching:
+            out['busbw_at_check'] = matching[-1]['oop_busbw']
+    out['wrong_rows'] = [r['size'] for r in rows
+                         if (r['oop_wrong'] or 0) > 0 or (r['ip_wrong'] or 0) > 0]
+    hosts = []
+    devices = set()
+    for rank in parsed['ranks']:
+        if rank['host'] not in hosts:
+            hosts.append(rank['host'])
+        devices.add((rank['host'], rank['busid'], rank['device']))
+    out['hosts'] = hosts
+    out['devices'] = len(devices)
+    return out

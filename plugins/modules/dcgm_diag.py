@@ -1,0 +1,300 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: dcgm_diag
+short_description: Run DCGM diagnostics (dcgmi diag) and check every test
+version_added: 0.1.0
+description:
+  - Runs C(dcgmi diag -r LEVEL) and returns, per test, its category, overall status, per-GPU results and the
+    warning, error and info text; plus a per-GPU view.
+  - With O(output_format=auto) the JSON output (C(-j)) is requested and the text table is used when the installed
+    dcgmi prints no JSON. Parses the DCGM 1.x-3.x text tables (C(Pass - All), C(Fail - GPU 0), wrapped warning rows),
+    the JSON of DCGM 2.x/3.x (C(DCGM GPU Diagnostic), C(gpu_ids)) and DCGM 4.x (C(DCGM Diagnostic), C(entity_id),
+    C(test_summary)). Invalid or unknown JSON fails with a clear message.
+  - Fails on any C(Fail) result or C(Error) row, on a C(runtime_error), when no test result was parsed or when dcgmi
+    exits non-zero; C(Warn) fails only with O(fail_on_warn); C(Skip) never fails. Messages name the rung, the test,
+    the GPUs, the DCGM text and the command line. Never reports C(changed).
+author:
+  - gpufleet maintainers (@gpufleet)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: In check mode nothing runs; the module returns C(skipped=true), the reason and the command line.
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+options:
+  executable:
+    description: Name or path of C(dcgmi).
+    type: str
+    default: dcgmi
+  level:
+    description: Run level or test names for C(-r) (C(1) to C(4), or for example C(memory,pcie)).
+    type: str
+    default: '1'
+  gpus:
+    description: GPU ids to test (C(-i)); all GPUs when empty.
+    type: list
+    elements: int
+    default: []
+  parameters:
+    description: Test parameters (C(-p)), for example C(pcie.gpu_nvlinks_expected_up=18).
+    type: list
+    elements: str
+    default: []
+  output_format:
+    description: C(auto) asks for JSON and falls back to the text table; C(json) or C(text) force one.
+    type: str
+    choices: [auto, json, text]
+    default: auto
+  host:
+    description: Host engine address (C(--host)); the local one when not set.
+    type: str
+  fail_on_warn:
+    description: Treat C(Warn) results and warning rows as failures.
+    type: bool
+    default: false
+  timeout:
+    description: Seconds before dcgmi is killed and the module fails.
+    type: int
+    default: 3600
+  rung:
+    description: Name of the acceptance-ladder rung, used in messages.
+    type: str
+    default: dcgm_diag
+notes:
+  - Commands run as argument lists with C(LC_ALL=C).
+seealso:
+  - module: gpufleet.cluster.gpu_burn
+  - name: dcgmi diag
+    description: DCGM diagnostics reference.
+    link: https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html
+'''
+
+EXAMPLES = r'''
+- name: Quick deployment checks
+  gpufleet.cluster.dcgm_diag:
+    level: '1'
+
+- name: Medium diagnostics on an HGX H100, all 18 NVLinks expected up, warnings fail
+  gpufleet.cluster.dcgm_diag:
+    level: '2'
+    parameters: [pcie.gpu_nvlinks_expected_up=18]
+    fail_on_warn: true
+    rung: dcgm-r2
+'''
+
+RETURN = r'''
+skipped:
+  description: C(true) in check mode (nothing was run).
+  returned: in check mode
+  type: bool
+msg:
+  description: Summary, or every failure joined with C(; ).
+  returned: always
+  type: str
+failures:
+  description: One message per failed test/GPU.
+  returned: always
+  type: list
+  elements: str
+cmd:
+  description: The command line that ran (or would run).
+  returned: always
+  type: str
+rc:
+  description: Exit code of dcgmi (C(-9) after a timeout).
+  returned: when run
+  type: int
+elapsed:
+  description: Wall time in seconds.
+  returned: when run
+  type: float
+format:
+  description: C(json) or C(text), the output that was parsed.
+  returned: when run
+  type: str
+metadata:
+  description: DCGM version, driver version and device ids when printed.
+  returned: when run
+  type: dict
+tests:
+  description:
+    - Per test C(category), C(name), C(status) (worst result), C(results) (C(status), C(gpus) list or C(all) or
+      C(null), C(entity)) and C(messages) (C(kind) Warning/Error/Info, C(gpus), C(text)).
+  returned: when run
+  type: list
+  elements: dict
+gpus:
+  description: Per GPU id (or C(all) / C(system) for results not tied to a GPU) test name to status.
+  returned: when run
+  type: dict
+failed_tests:
+  description: Names of tests with a C(Fail) result or an C(Error) row.
+  returned: when run
+  type: list
+  elements: str
+warned_tests:
+  description: Names of tests with a C(Warn) result or a warning row.
+  returned: when run
+  type: list
+  elements: str
+runtime_error:
+  description: DCGM's C(runtime_error) (JSON output).
+  returned: when run
+  type: str
+parse_error:
+  description: Why the output could not be parsed, C(null) when it was.
+  returned: when run
+  type: str
+stdout_lines:
+  description: Last 40 lines of standard output.
+  returned: when run
+  type: list
+  elements: str
+stderr_lines:
+  description: Last 40 lines of standard error.
+  returned: when run
+  type: list
+  elements: str
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufleet.cluster.plugins.module_utils import bench_common as bc
+from ansible_collections.gpufleet.cluster.plugins.module_utils.dcgmi import (
+    DcgmiParseError,
+    parse_json,
+    parse_text,
+    per_gpu,
+)
+
+
+def build_argv(exe, params, json_output):
+    argv = [exe, 'diag', '-r', params['level']]
+    if params['gpus']:
+        argv += ['-i', ','.join(str(g) for g in params['gpus'])]
+    for item in params['parameters']:
+        argv += ['-p', item]
+    if params['host']:
+        argv += ['--host', params['host']]
+    if json_output:
+        argv.append('-j')
+    return argv
+
+
+def _gpus_text(gpus):
+    if gpus == 'all':
+        return 'all GPUs'
+    if not gpus:
+        return 'the node'
+    return ('GPU ' if len(gpus) == 1 else 'GPUs ') + ','.join(str(g) for g in gpus)
+
+
+def evaluate(parsed, params, rung, cmd):
+    failures = []
+    failed, warned = [], []
+    for test in parsed['tests']:
+        label = '%s (%s)' % (test['name'], test['category'] or 'no category')
+        texts = [m for m in test['messages'] if m['kind'] in ('Warning', 'Error')]
+        bad = [r for r in test['results'] if r['status'] == 'Fail']
+        errors = [m for m in test['messages'] if m['kind'] == 'Error']
+        for res in bad:
+            detail = '; '.join(m['text'] for m in texts if not m['gpus'] or not isinstance(res['gpus'], list)
+                               or set(m['gpus']) & set(res['gpus'])) or 'no detail printed'
+            failures.append('%s: %s Fail on %s: %s; cmd: %s' % (rung, label, _gpus_text(res['gpus']), detail, cmd))
+        if not bad and errors:
+            for msg in errors:
+                failures.append('%s: %s Error on %s: %s; cmd: %s' % (rung, label, _gpus_text(msg['gpus']), msg['text'], cmd))
+        if bad or errors:
+            failed.append(test['name'])
+        warns = [r for r in test['results'] if r['status'] == 'Warn']
+        warn_msgs = [m for m in test['messages'] if m['kind'] == 'Warning']
+        if warns or (warn_msgs and not bad):
+            warned.append(test['name'])
+            if params['fail_on_warn'] and not bad:
+                where = [r['gpus'] for r in warns] or [m['gpus'] for m in warn_msgs]
+                detail = '; '.join(m['text'] for m in warn_msgs) or 'no detail printed'
+                failures.append('%s: %s Warn on %s (fail_on_warn): %s; cmd: %s'
+                                % (rung, label, ', '.join(_gpus_text(w) for w in where), detail, cmd))
+    return failures, failed, warned
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            executable=dict(type='str', default='dcgmi'),
+            level=dict(type='str', default='1'),
+            gpus=dict(type='list', elements='int', default=[]),
+            parameters=dict(type='list', elements='str', default=[]),
+            output_format=dict(type='str', default='auto', choices=['auto', 'json', 'text']),
+            host=dict(type='str'),
+            fail_on_warn=dict(type='bool', default=False),
+            timeout=dict(type='int', default=3600),
+            rung=dict(type='str', default='dcgm_diag'),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    rung = params['rung']
+    exe = bc.find_executable(module, params['executable'])
+    fmt = params['output_format']
+    argv = build_argv(exe or params['executable'], params, fmt != 'text')
+    cmd = bc.cmdline(argv)
+    if module.check_mode:
+        module.exit_json(changed=False, skipped=True, cmd=cmd, failures=[], msg='skipped: check mode, dcgmi diag not run')
+    if exe is None:
+        module.fail_json(msg='%s: %s not found on PATH; cmd: %s' % (rung, params['executable'], cmd), cmd=cmd,
+                         failures=['executable not found'])
+
+    res = bc.run(argv, timeout=params['timeout'])
+    parsed, parse_error = None, None
+    if fmt == 'auto' and '{' not in res['stdout'] and not res['timed_out']:
+        # this dcgmi printed no JSON (no -j support, or it refused the option): use the text table
+        argv = build_argv(exe, params, False)
+        res = bc.run(argv, timeout=params['timeout'])
+        fmt = 'text'
+    try:
+        parsed = parse_text(res['stdout']) if fmt == 'text' else parse_json(res['stdout'])
+    except DcgmiParseError as exc:
+        parse_error = str(exc)
+        parsed = {'format': 'json', 'metadata': {}, 'tests': [], 'runtime_error': None, 'preamble': []}
+
+    failures = []
+    rc_msg = bc.rc_failure(rung, 'dcgmi diag -r %s' % params['level'], res, params['timeout'])
+    if rc_msg:
+        failures.append(rc_msg)
+    if parse_error:
+        failures.append('%s: %s; cmd: %s' % (rung, parse_error, res['cmd']))
+    if parsed['runtime_error']:
+        failures.append('%s: DCGM runtime error: %s; cmd: %s' % (rung, parsed['runtime_error'], res['cmd']))
+    test_failures, failed, warned = evaluate(parsed, params, rung, res['cmd'])
+    failures += test_failures
+    if not parsed['tests'] and not parse_error:
+        failures.append('%s: no test result parsed from dcgmi diag output (missing results fail); cmd: %s'
+                        % (rung, res['cmd']))
+
+    result = dict(changed=False, cmd=res['cmd'], rc=res['rc'], elapsed=res['elapsed'], failures=failures,
+                  format=parsed['format'], metadata=parsed['metadata'], tests=parsed['tests'], gpus=per_gpu(parsed),
+                  failed_tests=failed, warned_tests=warned, runtime_error=parsed['runtime_error'],
+                  parse_error=parse_error, stdout_lines=bc.tail(res['stdout']), stderr_lines=bc.tail(res['stderr']))
+    if failures:
+        module.fail_json(msg='; '.join(failures), **result)
+    result['msg'] = '%s: %d tests, none failed%s' % (
+        rung, len(parsed['tests']), (', warnings in %s' % ', '.join(warned)) if warned else '')
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,452 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: nccl_bench
+short_description: Run an nccl-tests benchmark and check its bus bandwidth
+version_added: 0.1.0
+description:
+  - Runs an nccl-tests binary (C(all_reduce_perf) by default; C(all_gather_perf), C(reduce_scatter_perf),
+    C(alltoall_perf), C(broadcast_perf), C(sendrecv_perf) ...) on this host or through C(mpirun) or C(srun)
+    across O(hosts), parses its table and checks it.
+  - >-
+    Parses the column layouts of nccl-tests 1.x/2.0 (C(error) column, with or without C(redop)) and 2.x
+    (C(redop), C(root), C(#wrong)), launcher line prefixes (C([1,0]<stdout>:), C(0: ), C(host: )),
+    interleaved C(NCCL INFO)/C(NCCL WARN) lines, wrapped rows and 1000+ rank lists.
+  - The module fails when the tool exits non-zero or times out, when no data row was parsed, when the
+    summary reports out-of-bounds values (C(FAILED) or a count above 0), when any row has C(#wrong) above 0,
+    or when a threshold is not met. A threshold whose figure is missing is a failure, never a pass.
+  - Every failure message names the rung, the ranks/GPUs (and C(NCCL_IB_HCA) when set), the figure against
+    the threshold and the command line. The full parsed result is returned on failure too.
+  - Never reports C(changed).
+author:
+  - gpufleet maintainers (@gpufleet)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: In check mode nothing runs; the module returns C(skipped=true), the reason and the command line.
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+options:
+  executable:
+    description:
+      - The nccl-tests binary, a name looked up on E(PATH) or a path.
+      - With a O(launcher) a name that is not found locally is passed on as is, for the launcher to resolve.
+    type: str
+    default: all_reduce_perf
+  launcher:
+    description:
+      - C(none) runs the binary here; C(mpirun) passes O(env) with C(-x NAME=VALUE); C(srun) passes O(env)
+        through the environment (C(--export=ALL)).
+    type: str
+    choices: [none, mpirun, srun]
+    default: none
+  launcher_executable:
+    description:
+      - Name or path of the launcher; default C(mpirun) or C(srun).
+    type: str
+  launcher_args:
+    description:
+      - Extra launcher arguments placed before the binary (for example C(--mca pml ucx), C(--mpi=pmix)).
+    type: list
+    elements: str
+    default: []
+  hosts:
+    description:
+      - Hosts to run on with a O(launcher) (C(mpirun -H host:N,...), C(srun -w host,...)).
+    type: list
+    elements: str
+    default: []
+  ranks_per_host:
+    description:
+      - Processes per host with a O(launcher) (usually the GPU count with O(gpus_per_process=1)).
+    type: int
+    default: 8
+  env:
+    description:
+      - NCCL/UCX environment (C(NCCL_IB_HCA), C(NCCL_SOCKET_IFNAME), C(NCCL_IB_GID_INDEX),
+        C(NCCL_TOPO_FILE), C(NCCL_DEBUG), C(UCX_NET_DEVICES) ...), passed through to every rank.
+    type: dict
+    default: {}
+  begin_size:
+    description: Smallest message size (C(-b)), bytes or with K/M/G.
+    type: str
+    default: '8'
+  end_size:
+    description: Largest message size (C(-e)), bytes or with K/M/G.
+    type: str
+    default: 8G
+  step_factor:
+    description: Size multiplication factor (C(-f)).
+    type: int
+    default: 2
+  gpus_per_process:
+    description: GPUs per process (C(-g)).
+    type: int
+    default: 1
+  iterations:
+    description: Timed iterations per size (C(-n)); the tool's default when not set.
+    type: int
+  warmup_iterations:
+    description: Warm-up iterations per size (C(-w)); the tool's default when not set.
+    type: int
+  check:
+    description: Validate results (C(-c 1)); needed for C(#wrong) to mean anything.
+    type: bool
+    default: true
+  args:
+    description: Extra arguments for the binary (for example C(['-d', 'bfloat16'])).
+    type: list
+    elements: str
+    default: []
+  timeout:
+    description: Seconds before the run is killed (its whole process group) and the module fails.
+    type: int
+    default: 1800
+  min_busbw:
+    description:
+      - Minimum out-of-place bus bandwidth in GB/s at O(check_size) (default the largest size run).
+        See C(docs/thresholds.md) for where the numbers come from.
+    type: float
+  min_avg_busbw:
+    description: Minimum of the average bus bandwidth (the tool's C(Avg bus bandwidth)) in GB/s.
+    type: float
+  check_size:
+    description: Size (bytes or with K/M/G) whose row O(min_busbw) applies to; a missing row fails.
+    type: str
+  expected_ranks:
+    description: Fail unless exactly this many C(Rank) lines were printed.
+    type: int
+  rung:
+    description: Name of the acceptance-ladder rung, used in messages.
+    type: str
+    default: nccl
+notes:
+  - Commands run as argument lists with C(LC_ALL=C); the launcher also gets C(-x LC_ALL=C).
+  - The bandwidth checked against O(min_busbw) is the out-of-place C(busbw) column, the figure NCCL
+    performance reports quote.
+seealso:
+  - module: gpufleet.cluster.rdma_bw
+  - module: gpufleet.cluster.p2p_bandwidth
+  - name: nccl-tests
+    description: NCCL tests, including the meaning of algbw and busbw (doc/PERFORMANCE.md).
+    link: https://github.com/NVIDIA/nccl-tests
+'''
+
+EXAMPLES = r'''
+- name: All-reduce on the 8 local GPUs, at least 360 GB/s bus bandwidth at 8 GiB
+  gpufleet.cluster.nccl_bench:
+    gpus_per_process: 8
+    min_busbw: 360
+    rung: nccl-node
+
+- name: Two-node all-reduce over InfiniBand with Open MPI
+  gpufleet.cluster.nccl_bench:
+    launcher: mpirun
+    hosts: [gpu001, gpu002]
+    ranks_per_host: 8
+    launcher_args: [--bind-to, none, --mca, pml, ob1]
+    env:
+      NCCL_IB_HCA: "=mlx5_0,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_9,mlx5_10,mlx5_11"
+      NCCL_SOCKET_IFNAME: bond0
+    begin_size: 1G
+    end_size: 8G
+    min_busbw: "{{ gpufleet_nccl_min_busbw }}"
+    rung: nccl-pair
+  register: nccl
+
+- name: All-gather through Slurm
+  gpufleet.cluster.nccl_bench:
+    executable: /opt/nccl-tests/build/all_gather_perf
+    launcher: srun
+    launcher_args: [--mpi=pmix]
+    hosts: "{{ groups['rack1'] }}"
+    timeout: 3600
+'''
+
+RETURN = r'''
+skipped:
+  description: C(true) in check mode (nothing was run).
+  returned: in check mode
+  type: bool
+msg:
+  description: Summary, or every failure joined with C(; ) when the run failed.
+  returned: always
+  type: str
+failures:
+  description: One message per failed check (rung, GPUs/HCA, figure vs threshold, command line).
+  returned: always
+  type: list
+  elements: str
+cmd:
+  description: The command line that ran (or would run in check mode).
+  returned: always
+  type: str
+rc:
+  description: Exit code of the tool or launcher (C(-9) after a timeout).
+  returned: when run
+  type: int
+elapsed:
+  description: Wall time of the run in seconds.
+  returned: when run
+  type: float
+rows:
+  description:
+    - One entry per data row. C(size) (bytes), C(count), C(type), C(redop) and C(root) (C(null) when the
+      layout has no such column), then for out-of-place (C(oop_)) and in-place (C(ip_)) C(time_us), C(algbw),
+      C(busbw) (GB/s), C(wrong) (C(null) for C(N/A) or the old layout) and C(error) (old layout only).
+  returned: when run
+  type: list
+  elements: dict
+avg_busbw:
+  description: Average bus bandwidth in GB/s, from the tool's C(Avg bus bandwidth) line when printed.
+  returned: when run
+  type: float
+avg_busbw_source:
+  description: C(tool) (the summary line) or C(computed) (mean of every busbw, as nccl-tests computes it).
+  returned: when run
+  type: str
+max_busbw:
+  description: Highest busbw of any row, GB/s.
+  returned: when run
+  type: float
+busbw_at_check:
+  description: Out-of-place busbw at RV(check_size), GB/s.
+  returned: when run
+  type: float
+check_size:
+  description: Size in bytes whose row is checked against O(min_busbw).
+  returned: when run
+  type: int
+out_of_bounds:
+  description: Count from C(# Out of bounds values), C(null) when not printed.
+  returned: when run
+  type: int
+out_of_bounds_status:
+  description: C(OK) or C(FAILED) from the same line.
+  returned: when run
+  type: str
+wrong_rows:
+  description: Sizes of rows with C(#wrong) above 0.
+  returned: when run
+  type: list
+  elements: int
+ranks:
+  description: The C(Rank) lines, each with C(rank), C(group), C(pid), C(host), C(device), C(busid), C(name).
+  returned: when run
+  type: list
+  elements: dict
+nranks:
+  description: Number of rank lines seen.
+  returned: when run
+  type: int
+devices:
+  description: Distinct host/GPU pairs among the ranks.
+  returned: when run
+  type: int
+hosts:
+  description: Hosts seen in the rank lines, in order.
+  returned: when run
+  type: list
+  elements: str
+params:
+  description: The C(# nThread ...) line (nthread, ngpus, min_bytes, max_bytes, iters, validation ...).
+  returned: when run
+  type: dict
+layout:
+  description: Column layout found (C(leading) columns, C(check) C(wrong) or C(error), C(guessed)).
+  returned: when run
+  type: dict
+nccl_warnings:
+  description: C(NCCL WARN) lines (first 50).
+  returned: when run
+  type: list
+  elements: str
+errors:
+  description: Failure lines printed by the tool or launcher (C(Test NCCL failure), C(mpirun noticed) ...).
+  returned: when run
+  type: list
+  elements: str
+malformed:
+  description: Lines that started a data row but could not be completed.
+  returned: when run
+  type: list
+  elements: str
+stdout_lines:
+  description: Last 40 lines of standard output.
+  returned: when run
+  type: list
+  elements: str
+stderr_lines:
+  description: Last 40 lines of standard error.
+  returned: when run
+  type: list
+  elements: str
+'''
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufleet.cluster.plugins.module_utils import bench_common as bc
+from ansible_collections.gpufleet.cluster.plugins.module_utils.nccl_tests import parse, summarize
+
+
+def build_argv(params, exe, launcher_exe):
+    tool = [exe, '-b', params['begin_size'], '-e', params['end_size'], '-f', str(params['step_factor']),
+            '-g', str(params['gpus_per_process']), '-c', '1' if params['check'] else '0']
+    if params['iterations'] is not None:
+        tool += ['-n', str(params['iterations'])]
+    if params['warmup_iterations'] is not None:
+        tool += ['-w', str(params['warmup_iterations'])]
+    tool += list(params['args'])
+    launcher = params['launcher']
+    hosts = params['hosts']
+    per_host = params['ranks_per_host']
+    if launcher == 'mpirun':
+        argv = [launcher_exe, '-np', str(per_host * max(1, len(hosts)))]
+        if hosts:
+            argv += ['-H', ','.join('%s:%d' % (h, per_host) for h in hosts)]
+        argv += ['-x', 'LC_ALL=C']
+        for key in sorted(params['env']):
+            argv += ['-x', '%s=%s' % (key, params['env'][key])]
+        return argv + list(params['launcher_args']) + tool
+    if launcher == 'srun':
+        argv = [launcher_exe, '--export=ALL', '--ntasks-per-node=%d' % per_host]
+        if hosts:
+            argv += ['-N', str(len(hosts)), '-w', ','.join(hosts)]
+        return argv + list(params['launcher_args']) + tool
+    return tool
+
+
+def subject(params, summary, ranks):
+    names = []
+    for rank in ranks:
+        if rank['name'] not in names:
+            names.append(rank['name'])
+    if ranks:
+        text = '%d ranks/%d GPUs on %s (%s)' % (len(ranks), summary['devices'], ','.join(summary['hosts'][:8])
+                                                + (',...' if len(summary['hosts']) > 8 else ''),
+                                                ','.join(names[:3]))
+    elif params['hosts']:
+        text = 'hosts %s (no rank lines)' % ','.join(params['hosts'])
+    else:
+        text = 'local GPUs (no rank lines)'
+    hca = params['env'].get('NCCL_IB_HCA')
+    if hca:
+        text += ' NCCL_IB_HCA=%s' % hca
+    return text
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            executable=dict(type='str', default='all_reduce_perf'),
+            launcher=dict(type='str', default='none', choices=['none', 'mpirun', 'srun']),
+            launcher_executable=dict(type='str'),
+            launcher_args=dict(type='list', elements='str', default=[]),
+            hosts=dict(type='list', elements='str', default=[]),
+            ranks_per_host=dict(type='int', default=8),
+            env=dict(type='dict', default={}),
+            begin_size=dict(type='str', default='8'),
+            end_size=dict(type='str', default='8G'),
+            step_factor=dict(type='int', default=2),
+            gpus_per_process=dict(type='int', default=1),
+            iterations=dict(type='int'),
+            warmup_iterations=dict(type='int'),
+            check=dict(type='bool', default=True),
+            args=dict(type='list', elements='str', default=[]),
+            timeout=dict(type='int', default=1800),
+            min_busbw=dict(type='float'),
+            min_avg_busbw=dict(type='float'),
+            check_size=dict(type='str'),
+            expected_ranks=dict(type='int'),
+            rung=dict(type='str', default='nccl'),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    params['env'] = dict((str(k), str(v)) for k, v in params['env'].items())
+    try:
+        check_size = bc.parse_size(params['check_size'])
+        bc.parse_size(params['begin_size'])
+        bc.parse_size(params['end_size'])
+    except ValueError as exc:
+        module.fail_json(msg='%s: %s' % (params['rung'], exc))
+
+    tool_name = os.path.basename(params['executable'])
+    rung = '%s (%s)' % (params['rung'], tool_name)
+    exe = bc.find_executable(module, params['executable'])
+    launcher_exe = None
+    if params['launcher'] != 'none':
+        launcher_exe = bc.find_executable(module, params['launcher_executable'] or params['launcher'])
+        if launcher_exe is None and not module.check_mode:
+            module.fail_json(msg='%s: launcher %s not found' % (rung, params['launcher_executable'] or params['launcher']),
+                             failures=['launcher not found'])
+        launcher_exe = launcher_exe or params['launcher_executable'] or params['launcher']
+        exe = exe or params['executable']
+    argv = build_argv(params, exe or params['executable'], launcher_exe)
+    cmd = bc.cmdline(argv)
+
+    if module.check_mode:
+        module.exit_json(changed=False, skipped=True, cmd=cmd, failures=[],
+                         msg='skipped: check mode, %s not run' % tool_name)
+    if exe is None:
+        module.fail_json(msg='%s: %s not found on PATH; cmd: %s' % (rung, params['executable'], cmd),
+                         cmd=cmd, failures=['executable not found'])
+
+    env_update = dict(params['env']) if params['launcher'] != 'mpirun' else {}
+    res = bc.run(argv, timeout=params['timeout'], env_update=env_update)
+    parsed = parse(res['stdout'])
+    summary = summarize(parsed, check_size)
+    who = subject(params, summary, parsed['ranks'])
+
+    failures = []
+    rc_msg = bc.rc_failure(rung, who, res, params['timeout'])
+    if rc_msg:
+        failures.append(rc_msg)
+    if not parsed['rows']:
+        failures.append('%s: no data rows parsed from the output on %s (missing figures fail); cmd: %s'
+                        % (rung, who, res['cmd']))
+    if (parsed['out_of_bounds'] or 0) > 0 or parsed['out_of_bounds_status'] == 'FAILED':
+        failures.append('%s: out of bounds values = %s %s on %s (wrong results); cmd: %s'
+                        % (rung, parsed['out_of_bounds'], parsed['out_of_bounds_status'] or '', who, res['cmd']))
+    if summary['wrong_rows']:
+        failures.append('%s: #wrong > 0 at sizes %s on %s; cmd: %s'
+                        % (rung, ','.join(str(s) for s in summary['wrong_rows']), who, res['cmd']))
+    if parsed['rows']:
+        bc.check_min(failures, rung, who, 'busbw at %s B' % summary['check_size'], summary['busbw_at_check'],
+                     params['min_busbw'], 'GB/s', res['cmd'])
+        bc.check_min(failures, rung, who, 'avg busbw (%s)' % summary['avg_busbw_source'], summary['avg_busbw'],
+                     params['min_avg_busbw'], 'GB/s', res['cmd'])
+    if params['expected_ranks'] is not None and summary['nranks'] != params['expected_ranks']:
+        failures.append('%s: %d rank lines on %s, expected %d; cmd: %s'
+                        % (rung, summary['nranks'], who, params['expected_ranks'], res['cmd']))
+
+    result = dict(changed=False, cmd=res['cmd'], rc=res['rc'], elapsed=res['elapsed'], failures=failures,
+                  rows=parsed['rows'], params=parsed['params'], layout=parsed['layout'], ranks=parsed['ranks'],
+                  out_of_bounds=parsed['out_of_bounds'], out_of_bounds_status=parsed['out_of_bounds_status'],
+                  nccl_warnings=parsed['nccl_warnings'], errors=parsed['errors'], malformed=parsed['malformed'],
+                  stdout_lines=bc.tail(res['stdout']), stderr_lines=bc.tail(res['stderr']))
+    result.update(summary)
+    if failures:
+        module.fail_json(msg='; '.join(failures), **result)
+    result['msg'] = '%s: %d rows on %s, busbw at %s B = %s GB/s, avg busbw %s GB/s (%s)' % (
+        rung, len(parsed['rows']), who, summary['check_size'], bc.fmt(summary['busbw_at_check']),
+        bc.fmt(summary['avg_busbw']), summary['avg_busbw_source'])
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

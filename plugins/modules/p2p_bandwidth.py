@@ -1,0 +1,317 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: p2p_bandwidth
+short_description: Measure GPU-to-GPU bandwidth and latency matrices and check every pair
+version_added: 0.1.0
+description:
+  - Runs CUDA samples' C(p2pBandwidthLatencyTest) (default) or NVIDIA's C(nvbandwidth) (O(tool=nvbandwidth)) and
+    returns every matrix it prints (unidirectional and bidirectional bandwidth with P2P enabled and disabled,
+    GPU and CPU latency, connectivity; for nvbandwidth one matrix per test case plus the C(SUM) lines).
+  - Fails when any GPU pair is below O(min_gbps) (unidirectional) or O(min_bidir_gbps) (bidirectional), above
+    O(max_latency_us), when a pair's figure is missing (a matrix cut short), when peer access is not available and
+    O(require_p2p) is set, when the tool exits non-zero or times out, or when no matrix to check was printed.
+    Messages name the rung, the pair (C(GPU 2 -> GPU 3)), the figure against the threshold and the command line.
+  - Never reports C(changed).
+author:
+  - gpufleet maintainers (@gpufleet)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: In check mode nothing runs; the module returns C(skipped=true), the reason and the command line.
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+options:
+  tool:
+    description: Which program's output to expect.
+    type: str
+    choices: [p2pBandwidthLatencyTest, nvbandwidth]
+    default: p2pBandwidthLatencyTest
+  executable:
+    description: Name or path of the program; default the O(tool) name on E(PATH).
+    type: str
+  testcases:
+    description: nvbandwidth test cases (C(-t)); all when empty. Ignored for p2pBandwidthLatencyTest.
+    type: list
+    elements: str
+    default: []
+  args:
+    description: Extra arguments.
+    type: list
+    elements: str
+    default: []
+  timeout:
+    description: Seconds before the program is killed and the module fails.
+    type: int
+    default: 900
+  min_gbps:
+    description:
+      - Minimum unidirectional GPU-to-GPU bandwidth of every pair in GB/s (C(Unidirectional P2P=Enabled) matrix,
+        or every nvbandwidth GPU-to-GPU C(->)/C(<-) matrix).
+    type: float
+  min_bidir_gbps:
+    description: Minimum bidirectional bandwidth of every pair in GB/s (C(Bidirectional P2P=Enabled), or GPU C(<->)).
+    type: float
+  max_latency_us:
+    description: Maximum GPU-to-GPU latency with P2P enabled, microseconds (p2pBandwidthLatencyTest only).
+    type: float
+  require_p2p:
+    description: Fail when a pair reports C(CANNOT Access Peer) (p2pBandwidthLatencyTest only).
+    type: bool
+    default: true
+  expected_gpus:
+    description: Fail unless the checked matrices have exactly this many GPUs.
+    type: int
+  rung:
+    description: Name of the acceptance-ladder rung, used in messages.
+    type: str
+    default: p2p
+notes:
+  - Commands run as argument lists with C(LC_ALL=C).
+  - The diagonal (a GPU to itself) is never checked.
+seealso:
+  - module: gpufleet.cluster.nccl_bench
+'''
+
+EXAMPLES = r'''
+- name: NVLink P2P on an HGX H100, every pair at least 300 GB/s one way
+  gpufleet.cluster.p2p_bandwidth:
+    executable: /usr/local/cuda/extras/demo_suite/p2pBandwidthLatencyTest
+    min_gbps: 300
+    expected_gpus: 8
+
+- name: nvbandwidth device-to-device copies only
+  gpufleet.cluster.p2p_bandwidth:
+    tool: nvbandwidth
+    testcases: [device_to_device_memcpy_write_ce, device_to_device_bidirectional_memcpy_write_ce]
+    min_gbps: 300
+    min_bidir_gbps: 600
+'''
+
+RETURN = r'''
+skipped:
+  description: C(true) in check mode (nothing was run).
+  returned: in check mode
+  type: bool
+msg:
+  description: Summary, or every failure joined with C(; ).
+  returned: always
+  type: str
+failures:
+  description: One message per failed check.
+  returned: always
+  type: list
+  elements: str
+cmd:
+  description: The command line that ran (or would run).
+  returned: always
+  type: str
+rc:
+  description: Exit code (C(-9) after a timeout).
+  returned: when run
+  type: int
+elapsed:
+  description: Wall time in seconds.
+  returned: when run
+  type: float
+tool:
+  description: The tool whose output was parsed.
+  returned: always
+  type: str
+devices:
+  description: Devices printed by the tool (C(index), C(name), PCI ids for p2pBandwidthLatencyTest).
+  returned: when run
+  type: list
+  elements: dict
+peer_access:
+  description: Source id to destination id to C(true)/C(false) from the C(CAN/CANNOT Access Peer) lines.
+  returned: when run
+  type: dict
+matrices:
+  description:
+    - Name to matrix, each with C(title), C(unit), C(rows), C(columns) and C(values) (row id to column id to number,
+      C(null) for C(N/A)); nvbandwidth matrices also have C(engine), C(direction), C(row_kind), C(column_kind).
+  returned: when run
+  type: dict
+sums:
+  description: nvbandwidth C(SUM) lines, test case to GB/s.
+  returned: when run
+  type: dict
+checked:
+  description: Names of the matrices checked against thresholds, with the kind of check.
+  returned: when run
+  type: dict
+worst_pairs:
+  description: Per checked matrix the worst pair (C(pair), C(value)).
+  returned: when run
+  type: dict
+problems:
+  description: Error lines printed by the tool.
+  returned: when run
+  type: list
+  elements: str
+stdout_lines:
+  description: Last 40 lines of standard output.
+  returned: when run
+  type: list
+  elements: str
+stderr_lines:
+  description: Last 40 lines of standard error.
+  returned: when run
+  type: list
+  elements: str
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufleet.cluster.plugins.module_utils import bench_common as bc
+from ansible_collections.gpufleet.cluster.plugins.module_utils.p2p_bandwidth import (
+    above,
+    below,
+    missing_pairs,
+    parse_nvbandwidth,
+    parse_p2p,
+)
+
+MAX_LISTED = 12
+
+
+def select(parsed, tool):
+    """Matrices to check: name -> 'uni' | 'bidir' | 'latency'."""
+    out = {}
+    if tool == 'nvbandwidth':
+        for name, matrix in parsed['matrices'].items():
+            if matrix.get('row_kind') == 'GPU' and matrix.get('column_kind') == 'GPU':
+                out[name] = 'bidir' if matrix.get('direction') == '<->' else 'uni'
+        return out
+    for name, kind in (('unidirectional_p2p_enabled', 'uni'), ('bidirectional_p2p_enabled', 'bidir'),
+                       ('latency_p2p_enabled', 'latency')):
+        if name in parsed['matrices']:
+            out[name] = kind
+    return out
+
+
+def _pair(matrix, src, dst, tool):
+    arrow = matrix.get('direction', '->') if tool == 'nvbandwidth' else '->'
+    return 'GPU %s %s GPU %s' % (src, arrow, dst)
+
+
+def evaluate(parsed, params, rung, cmd):
+    tool = params['tool']
+    failures = []
+    checked = select(parsed, tool)
+    worst = {}
+    limits = {'uni': params['min_gbps'], 'bidir': params['min_bidir_gbps'], 'latency': params['max_latency_us']}
+    wanted = [k for k, v in limits.items() if v is not None]
+    for kind in wanted:
+        if not any(v == kind for v in checked.values()):
+            failures.append('%s: no %s matrix printed, threshold %s cannot be checked (missing figures fail); cmd: %s'
+                            % (rung, {'uni': 'unidirectional GPU-GPU bandwidth', 'bidir': 'bidirectional GPU-GPU '
+                                      'bandwidth', 'latency': 'P2P=Enabled latency'}[kind], limits[kind], cmd))
+    if not checked and not wanted:
+        failures.append('%s: no GPU-to-GPU matrix parsed from the output (missing figures fail); cmd: %s' % (rung, cmd))
+    for name, kind in sorted(checked.items()):
+        matrix = parsed['matrices'][name]
+        unit = matrix['unit'] or ''
+        values = [(matrix['values'][s][d], s, d) for s in matrix['rows'] for d in matrix['values'][s]
+                  if s != d and matrix['values'][s][d] is not None]
+        if values:
+            value, src, dst = (max if kind == 'latency' else min)(values)
+            worst[name] = {'pair': _pair(matrix, src, dst, tool), 'value': value}
+        missing = missing_pairs(matrix)
+        if missing:
+            failures.append('%s: %s is missing figures for %d pair(s): %s; cmd: %s' % (
+                rung, matrix['title'], len(missing), ', '.join(_pair(matrix, s, d, tool) for s, d in missing[:MAX_LISTED])
+                + (', ...' if len(missing) > MAX_LISTED else ''), cmd))
+        threshold = limits[kind]
+        if threshold is None:
+            continue
+        bad = above(matrix, threshold) if kind == 'latency' else below(matrix, threshold)
+        if bad:
+            rel = '>' if kind == 'latency' else '<'
+            failures.append('%s: %s: %s %s threshold %s %s; cmd: %s' % (
+                rung, matrix['title'], ', '.join('%s = %.2f %s' % (_pair(matrix, s, d, tool), v, unit)
+                                                 for s, d, v in bad[:MAX_LISTED])
+                + (', ... (%d pairs)' % len(bad) if len(bad) > MAX_LISTED else ''), rel, bc.fmt(threshold), unit, cmd))
+    if tool == 'p2pBandwidthLatencyTest' and params['require_p2p']:
+        denied = ['GPU %s -> GPU %s' % (s, d) for s in sorted(parsed['peer_access'])
+                  for d, ok in sorted(parsed['peer_access'][s].items()) if not ok]
+        if denied:
+            failures.append('%s: peer access not available (CANNOT Access Peer) for %s; cmd: %s'
+                            % (rung, ', '.join(denied[:MAX_LISTED]), cmd))
+    if params['expected_gpus'] is not None:
+        for name in sorted(checked):
+            count = len(parsed['matrices'][name]['columns'])
+            if count != params['expected_gpus']:
+                failures.append('%s: %s has %d GPUs, expected %d; cmd: %s'
+                                % (rung, parsed['matrices'][name]['title'], count, params['expected_gpus'], cmd))
+    return failures, checked, worst
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            tool=dict(type='str', default='p2pBandwidthLatencyTest', choices=['p2pBandwidthLatencyTest', 'nvbandwidth']),
+            executable=dict(type='str'),
+            testcases=dict(type='list', elements='str', default=[]),
+            args=dict(type='list', elements='str', default=[]),
+            timeout=dict(type='int', default=900),
+            min_gbps=dict(type='float'),
+            min_bidir_gbps=dict(type='float'),
+            max_latency_us=dict(type='float'),
+            require_p2p=dict(type='bool', default=True),
+            expected_gpus=dict(type='int'),
+            rung=dict(type='str', default='p2p'),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    tool = params['tool']
+    rung = '%s (%s)' % (params['rung'], tool)
+    name = params['executable'] or tool
+    exe = bc.find_executable(module, name)
+    argv = [exe or name]
+    if tool == 'nvbandwidth':
+        for case in params['testcases']:
+            argv += ['-t', case]
+    argv += list(params['args'])
+    cmd = bc.cmdline(argv)
+    if module.check_mode:
+        module.exit_json(changed=False, skipped=True, cmd=cmd, tool=tool, failures=[],
+                         msg='skipped: check mode, %s not run' % tool)
+    if exe is None:
+        module.fail_json(msg='%s: %s not found on PATH; cmd: %s' % (rung, name, cmd), cmd=cmd, tool=tool,
+                         failures=['executable not found'])
+    res = bc.run(argv, timeout=params['timeout'])
+    parsed = (parse_nvbandwidth if tool == 'nvbandwidth' else parse_p2p)(res['stdout'] + '\n' + res['stderr'])
+    failures = []
+    rc_msg = bc.rc_failure(rung, tool, res, params['timeout'])
+    if rc_msg:
+        failures.append(rc_msg)
+    more, checked, worst = evaluate(parsed, params, rung, res['cmd'])
+    failures += more
+    result = dict(changed=False, cmd=res['cmd'], rc=res['rc'], elapsed=res['elapsed'], tool=tool, failures=failures,
+                  devices=parsed['devices'], peer_access=parsed['peer_access'], matrices=parsed['matrices'],
+                  sums=parsed.get('sums', {}), checked=checked, worst_pairs=worst, problems=parsed['problems'],
+                  stdout_lines=bc.tail(res['stdout']), stderr_lines=bc.tail(res['stderr']))
+    if failures:
+        module.fail_json(msg='; '.join(failures), **result)
+    result['msg'] = '%s: %s' % (rung, ', '.join('%s worst %s = %s' % (n, w['pair'], bc.fmt(w['value']))
+                                                for n, w in sorted(worst.items())) or 'no pairs')
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

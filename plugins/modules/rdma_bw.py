@@ -1,0 +1,449 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+---
+module: rdma_bw
+short_description: Run a perftest RDMA bandwidth or latency test and check it
+version_added: 0.1.0
+description:
+  - Runs a perftest tool (C(ib_write_bw) by default; C(ib_read_bw), C(ib_send_bw), or the latency tools
+    C(ib_write_lat), C(ib_read_lat), C(ib_send_lat)) as server, client, or both on this host (C(loopback)).
+  - In C(loopback) the server runs in the background, the client connects to O(server) (C(127.0.0.1) by default)
+    within the same module call; both are bounded by O(timeout) and the server's process group is killed when
+    the module ends.
+  - Returns the rows and, at O(check_size) (default the largest size), peak and average bandwidth in Gb/s and
+    the message rate in Mpps, or the latency figures in microseconds. C(--report_gbits) (Gb/sec) and the
+    C(MB/sec)/C(MiB/sec) tables of older and newer perftest are parsed; MB/MiB figures are converted to Gb/s.
+  - Fails when the tool exits non-zero or times out, when no result row was parsed, or when a threshold is
+    missed or its figure is missing. Messages name the rung, the HCA and port, the figure against the threshold
+    and the command line. Never reports C(changed).
+author:
+  - gpufleet maintainers (@gpufleet)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: In check mode nothing runs; the module returns C(skipped=true), the reason and the command line.
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+options:
+  executable:
+    description: The perftest tool, a name looked up on E(PATH) or a path. Names ending in C(_lat) are latency tests.
+    type: str
+    default: ib_write_bw
+  role:
+    description:
+      - C(server) waits for one client; C(client) connects to O(server); C(loopback) runs both here.
+    type: str
+    choices: [server, client, loopback]
+    default: loopback
+  server:
+    description: Server host for C(client) and C(loopback) (default C(127.0.0.1) in loopback).
+    type: str
+  device:
+    description: RDMA device (C(-d), for example C(mlx5_0)).
+    type: str
+  ib_port:
+    description: Port of the device (C(-i)).
+    type: int
+    default: 1
+  gid_index:
+    description: GID index (C(-x)), needed on RoCE.
+    type: int
+  size:
+    description: Message size in bytes (C(-s)); ignored with O(all_sizes).
+    type: int
+  all_sizes:
+    description: Run all sizes from 2 bytes to 8 MiB (C(-a)).
+    type: bool
+    default: false
+  duration:
+    description: Seconds per test (C(-D)); takes precedence over O(iterations).
+    type: int
+  iterations:
+    description: Iterations (C(-n)).
+    type: int
+  qps:
+    description: Number of queue pairs (C(-q)).
+    type: int
+  port:
+    description: TCP port for the connection set-up (C(-p)).
+    type: int
+  report_gbits:
+    description: Report bandwidth in Gb/s (C(--report_gbits)); not passed to latency tools.
+    type: bool
+    default: true
+  use_cuda:
+    description: GPU index for GPUDirect RDMA buffers (C(--use_cuda=N)); perftest must be built with CUDA.
+    type: int
+  args:
+    description: Extra arguments for both sides.
+    type: list
+    elements: str
+    default: []
+  server_start_delay:
+    description: Seconds the loopback client waits after starting the server.
+    type: float
+    default: 1.0
+  timeout:
+    description: Seconds before a side is killed (its whole process group) and the module fails.
+    type: int
+    default: 120
+  check_size:
+    description: Size in bytes whose row the thresholds apply to; a missing row fails. Default the largest size.
+    type: int
+  min_gbps:
+    description: Minimum average bandwidth in Gb/s. See C(docs/thresholds.md).
+    type: float
+  min_msg_rate_mpps:
+    description: Minimum message rate in Mpps.
+    type: float
+  max_latency_us:
+    description: Maximum latency in microseconds (C(t_avg), or C(t_typical) where perftest prints no average).
+    type: float
+  rung:
+    description: Name of the acceptance-ladder rung, used in messages.
+    type: str
+    default: rdma
+notes:
+  - Commands run as argument lists with C(LC_ALL=C).
+  - In C(server) role the figures come from the server's own table (perftest prints one for write/send tests).
+seealso:
+  - module: gpufleet.cluster.nccl_bench
+  - module: gpufleet.cluster.ib_port_facts
+'''
+
+EXAMPLES = r'''
+- name: Loopback write bandwidth on every HCA, at least 360 Gb/s (NDR)
+  gpufleet.cluster.rdma_bw:
+    device: "{{ item }}"
+    size: 65536
+    duration: 5
+    min_gbps: 360
+    rung: rdma-loopback
+  loop: [mlx5_0, mlx5_3, mlx5_4, mlx5_5]
+
+- name: Pair test, server side in the background
+  gpufleet.cluster.rdma_bw:
+    role: server
+    device: mlx5_0
+  async: 120
+  poll: 0
+  delegate_to: gpu001
+
+- name: Pair test, client side
+  gpufleet.cluster.rdma_bw:
+    role: client
+    server: gpu001
+    device: mlx5_0
+    min_gbps: 360
+  delegate_to: gpu002
+'''
+
+RETURN = r'''
+skipped:
+  description: C(true) in check mode (nothing was run).
+  returned: in check mode
+  type: bool
+msg:
+  description: Summary, or every failure joined with C(; ).
+  returned: always
+  type: str
+failures:
+  description: One message per failed check.
+  returned: always
+  type: list
+  elements: str
+cmd:
+  description: Command line of the side whose figures are returned (client, or server in C(server) role).
+  returned: always
+  type: str
+rc:
+  description: Exit code of that side (C(-9) after a timeout).
+  returned: when run
+  type: int
+elapsed:
+  description: Wall time of that side in seconds.
+  returned: when run
+  type: float
+role:
+  description: The role that ran.
+  returned: always
+  type: str
+test:
+  description: Test name from the banner (C(RDMA_Write), C(RDMA_Read), C(Send) ...).
+  returned: when run
+  type: str
+kind:
+  description: C(BW) or C(Latency).
+  returned: when run
+  type: str
+unit:
+  description: Bandwidth unit as printed (C(Gb/sec), C(MB/sec), C(MiB/sec)).
+  returned: when run
+  type: str
+settings:
+  description: Banner values (C(device), C(link_type), C(mtu), C(qps), C(connection), C(tx_depth) ...).
+  returned: when run
+  type: dict
+local:
+  description: Local address line (C(LID), C(QPN), C(PSN), C(GID) ...).
+  returned: when run
+  type: dict
+remote:
+  description: Remote address line.
+  returned: when run
+  type: dict
+rows:
+  description:
+    - Per size C(bytes), C(iterations) and C(bw_peak), C(bw_avg) (printed unit), C(bw_peak_gbps), C(bw_avg_gbps),
+      C(msg_rate_mpps); or C(t_min_us), C(t_max_us), C(t_typical_us), C(t_avg_us), C(t_stdev_us), C(p99_us),
+      C(p999_us) for latency tests.
+  returned: when run
+  type: list
+  elements: dict
+bytes:
+  description: Size whose figures are returned.
+  returned: when run
+  type: int
+peak_gbps:
+  description: Peak bandwidth at RV(bytes), Gb/s.
+  returned: when run
+  type: float
+avg_gbps:
+  description: Average bandwidth at RV(bytes), Gb/s.
+  returned: when run
+  type: float
+msg_rate_mpps:
+  description: Message rate at RV(bytes), Mpps.
+  returned: when run
+  type: float
+max_peak_gbps:
+  description: Highest peak bandwidth of any size, Gb/s.
+  returned: when run
+  type: float
+latency_us:
+  description: Latency at RV(bytes) (C(t_avg), else C(t_typical)), microseconds.
+  returned: when run
+  type: float
+latency_typical_us:
+  description: C(t_typical) at RV(bytes).
+  returned: when run
+  type: float
+latency_max_us:
+  description: C(t_max) at RV(bytes).
+  returned: when run
+  type: float
+latency_p999_us:
+  description: 99.9th percentile at RV(bytes), when printed.
+  returned: when run
+  type: float
+problems:
+  description: Error lines printed by the tool (C(Couldn't connect), C(Unable to init) ...).
+  returned: when run
+  type: list
+  elements: str
+warnings_printed:
+  description: Warnings printed by the tool (C(Conflicting CPU frequency ...)).
+  returned: when run
+  type: list
+  elements: str
+server:
+  description: The server side in C(loopback) (C(cmd), C(rc), C(timed_out), C(rows), C(problems), C(stdout_lines)).
+  returned: in loopback
+  type: dict
+stdout_lines:
+  description: Last 40 lines of standard output of the returned side.
+  returned: when run
+  type: list
+  elements: str
+stderr_lines:
+  description: Last 40 lines of standard error of the returned side.
+  returned: when run
+  type: list
+  elements: str
+'''
+
+import os
+import signal
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufleet.cluster.plugins.module_utils import bench_common as bc
+from ansible_collections.gpufleet.cluster.plugins.module_utils.perftest import parse, summarize
+
+
+def common_args(params, latency):
+    args = []
+    if params['device']:
+        args += ['-d', params['device']]
+    args += ['-i', str(params['ib_port'])]
+    if params['gid_index'] is not None:
+        args += ['-x', str(params['gid_index'])]
+    if params['all_sizes']:
+        args.append('-a')
+    elif params['size'] is not None:
+        args += ['-s', str(params['size'])]
+    if params['duration'] is not None:
+        args += ['-D', str(params['duration'])]
+    elif params['iterations'] is not None:
+        args += ['-n', str(params['iterations'])]
+    if params['qps'] is not None:
+        args += ['-q', str(params['qps'])]
+    if params['port'] is not None:
+        args += ['-p', str(params['port'])]
+    if params['report_gbits'] and not latency:
+        args.append('--report_gbits')
+    if params['use_cuda'] is not None:
+        args.append('--use_cuda=%d' % params['use_cuda'])
+    return args + list(params['args'])
+
+
+def run_loopback(server_argv, client_argv, params):
+    """Server in the background, client against it; the server never outlives this call."""
+    server = bc.start(server_argv)
+    try:
+        deadline = time.monotonic() + params['server_start_delay']
+        while time.monotonic() < deadline and server.poll() is None:
+            time.sleep(0.05)
+        if server.poll() is not None:
+            rc, out, err, timed_out = bc.finish(server, 5)
+            client = dict(rc=None, stdout='', stderr='', timed_out=False, elapsed=0.0, cmd=bc.cmdline(client_argv),
+                          not_run=True)
+        else:
+            client = bc.run(client_argv, timeout=params['timeout'])
+            # a server whose client is gone finishes within seconds; do not wait the full timeout
+            rc, out, err, timed_out = bc.finish(server, min(params['timeout'], 15))
+    finally:
+        if server.poll() is None:
+            try:
+                os.killpg(server.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            server.wait()
+    server_res = dict(rc=rc, stdout=out, stderr=err, timed_out=timed_out, cmd=bc.cmdline(server_argv))
+    return server_res, client
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            executable=dict(type='str', default='ib_write_bw'),
+            role=dict(type='str', default='loopback', choices=['server', 'client', 'loopback']),
+            server=dict(type='str'),
+            device=dict(type='str'),
+            ib_port=dict(type='int', default=1),
+            gid_index=dict(type='int'),
+            size=dict(type='int'),
+            all_sizes=dict(type='bool', default=False),
+            duration=dict(type='int'),
+            iterations=dict(type='int'),
+            qps=dict(type='int'),
+            port=dict(type='int'),
+            report_gbits=dict(type='bool', default=True),
+            use_cuda=dict(type='int'),
+            args=dict(type='list', elements='str', default=[]),
+            server_start_delay=dict(type='float', default=1.0),
+            timeout=dict(type='int', default=120),
+            check_size=dict(type='int'),
+            min_gbps=dict(type='float'),
+            min_msg_rate_mpps=dict(type='float'),
+            max_latency_us=dict(type='float'),
+            rung=dict(type='str', default='rdma'),
+        ),
+        required_if=[('role', 'client', ['server'])],
+        supports_check_mode=True,
+    )
+    params = module.params
+    role = params['role']
+    tool = os.path.basename(params['executable'])
+    latency = tool.endswith('_lat')
+    rung = '%s (%s)' % (params['rung'], tool)
+    exe = bc.find_executable(module, params['executable'])
+    common = [exe or params['executable']] + common_args(params, latency)
+    server_host = params['server'] or '127.0.0.1'
+    client_argv = common + [server_host]
+    main_argv = common if role == 'server' else client_argv
+    cmd = bc.cmdline(main_argv)
+    if module.check_mode:
+        module.exit_json(changed=False, skipped=True, cmd=cmd, role=role, failures=[],
+                         msg='skipped: check mode, %s not run' % tool)
+    if exe is None:
+        module.fail_json(msg='%s: %s not found on PATH; cmd: %s' % (rung, params['executable'], cmd), cmd=cmd,
+                         role=role, failures=['executable not found'])
+
+    server_info = None
+    failures = []
+    if role == 'loopback':
+        srv, res = run_loopback(common, client_argv, params)
+        sparsed = parse(srv['stdout'] + '\n' + srv['stderr'])
+        server_info = dict(cmd=srv['cmd'], rc=srv['rc'], timed_out=srv['timed_out'], rows=sparsed['rows'],
+                           problems=sparsed['problems'], stdout_lines=bc.tail(srv['stdout']),
+                           stderr_lines=bc.tail(srv['stderr']))
+    else:
+        res = bc.run(main_argv, timeout=params['timeout'])
+    parsed = parse(res['stdout'] + '\n' + res['stderr'])
+    device = parsed['settings'].get('device') or params['device'] or 'default HCA'
+    who = 'HCA %s port %d (%s%s)' % (device, params['ib_port'], parsed['settings'].get('link_type') or 'link ?',
+                                     '' if role == 'server' else ', server %s' % server_host)
+    if res.get('not_run'):
+        failures.append('%s: server side on %s exited before the client started (rc=%s: %s); cmd: %s'
+                        % (rung, who, server_info['rc'],
+                           (server_info['problems'] or server_info['stderr_lines'] or server_info['stdout_lines']
+                            or ['no output'])[-1], server_info['cmd']))
+    else:
+        rc_msg = bc.rc_failure(rung, who, res, params['timeout'])
+        if rc_msg:
+            failures.append(rc_msg)
+    if server_info is not None and not res.get('not_run') and (server_info['timed_out'] or server_info['rc'] != 0):
+        failures.append('%s: server side on %s %s; cmd: %s' % (
+            rung, who, 'did not finish (killed)' if server_info['timed_out'] else 'exited with rc=%s' % server_info['rc'],
+            server_info['cmd']))
+    summary = summarize(parsed, params['check_size'])
+    if not parsed['rows']:
+        failures.append('%s: no result rows parsed on %s (missing figures fail); cmd: %s' % (rung, who, res['cmd']))
+    else:
+        size = '%s B' % summary['bytes']
+        if latency:
+            bc.check_max(failures, rung, who, 'latency at %s' % size, summary['latency_us'],
+                         params['max_latency_us'], 'us', res['cmd'])
+        else:
+            bc.check_min(failures, rung, who, 'average bandwidth at %s' % size, summary['avg_gbps'],
+                         params['min_gbps'], 'Gb/s', res['cmd'])
+            bc.check_min(failures, rung, who, 'message rate at %s' % size, summary['msg_rate_mpps'],
+                         params['min_msg_rate_mpps'], 'Mpps', res['cmd'])
+    if latency and params['min_gbps'] is not None:
+        module.warn('min_gbps is ignored by the latency test %s' % tool)
+
+    result = dict(changed=False, cmd=res['cmd'], rc=res['rc'], elapsed=res['elapsed'], role=role, failures=failures,
+                  test=parsed['test'], kind=parsed['kind'], unit=parsed['unit'], settings=parsed['settings'],
+                  local=parsed['local'], remote=parsed['remote'], rows=parsed['rows'], problems=parsed['problems'],
+                  warnings_printed=parsed['warnings'], stdout_lines=bc.tail(res['stdout']),
+                  stderr_lines=bc.tail(res['stderr']))
+    result.update(summary)
+    if server_info is not None:
+        result['server'] = server_info
+    if failures:
+        module.fail_json(msg='; '.join(failures), **result)
+    if latency:
+        result['msg'] = '%s: latency at %s B on %s = %s us' % (rung, summary['bytes'], who, bc.fmt(summary['latency_us']))
+    else:
+        result['msg'] = '%s: average %s Gb/s, peak %s Gb/s, %s Mpps at %s B on %s' % (
+            rung, bc.fmt(summary['avg_gbps']), bc.fmt(summary['peak_gbps']), bc.fmt(summary['msg_rate_mpps'], 6),
+            summary['bytes'], who)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

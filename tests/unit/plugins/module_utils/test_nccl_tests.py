@@ -1,0 +1,173 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""nccl-tests parser on every recorded output of the corpus and on hand-made edge cases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.gpufleet.cluster.plugins.module_utils import nccl_tests
+from ansible_collections.gpufleet.cluster.plugins.module_utils.bench_common import parse_size, strip_prefix
+
+HAND = Path(__file__).resolve().parents[2] / 'fixtures' / 'hand_made'
+
+# file -> (rows, leading columns, check column, avg reported, oob, ranks, last row (size, oop busbw, ip busbw))
+RECORDED = {
+    'superbench-allreduce-8xA100-40GB.txt': (34, ['size', 'count', 'type', 'redop'], 'error', 68.4048, 0, 8,
+                                             (8589934592, 235.26, 235.03)),
+    'superbench-allgather-8xA100.txt': (34, ['size', 'count', 'type'], 'error', 58.2651, 0, 8,
+                                        (8589934592, 223.39, 230.07)),
+    'aws-2x-p4de-16xA100-efa-srun-prefixed.txt': (29, ['size', 'count', 'type', 'redop', 'root'], 'wrong', None, None,
+                                                  0, (2147483648, 78.33, 78.33)),
+    'aws-batch-mpirun-prefixed-avg.txt': (32, ['size', 'count', 'type', 'redop', 'root'], 'wrong', 156.742, 0, 0,
+                                          (17179869184, 483.05, 483.35)),
+    'issue287-alltoall-1gpu-rtx5090-NA-wrong.txt': (1, ['size', 'count', 'type', 'redop', 'root'], 'wrong', 0.0, 0, 1,
+                                                    (33554432, 0.0, 0.0)),
+    'deepops-k8s-roce-allreduce-oldformat-error-col.txt': (29, ['size', 'count', 'type', 'redop'], 'error', 7.76739, 0,
+                                                           0, (2147483648, 22.92, 22.85)),
+    'deepops-slurm-allreduce-1M-4G-oldformat.txt': (13, ['size', 'count', 'type', 'redop'], 'error', 113.289, 0, 0,
+                                                    (4294967296, 191.05, 191.56)),
+    'coreweave-gb200-72rank-rack.txt': (5, ['size', 'count', 'type', 'redop', 'root'], 'wrong', 745.53, 0, 1,
+                                        (8589934592, 834.57, 846.82)),
+}
+
+
+def test_every_recorded_file_is_covered(corpus, corpus_full):
+    files = sorted(p.name for p in (corpus / 'nccl_tests').glob('*'))
+    if corpus_full:
+        assert files == sorted(RECORDED)
+    assert set(files) <= set(RECORDED)
+
+
+@pytest.mark.parametrize('name', sorted(RECORDED))
+def test_recorded(name, corpus_file):
+    rows, leading, check, avg, oob, nranks, last = RECORDED[name]
+    parsed = nccl_tests.parse(corpus_file('nccl_tests/' + name).read_text())
+    assert len(parsed['rows']) == rows
+    assert parsed['layout']['leading'] == leading and parsed['layout']['check'] == check
+    assert parsed['avg_busbw_reported'] == avg
+    assert parsed['out_of_bounds'] == oob
+    assert len(parsed['ranks']) == nranks
+    assert parsed['malformed'] == [] and parsed['errors'] == []
+    assert (parsed['rows'][-1]['size'], parsed['rows'][-1]['oop_busbw'], parsed['rows'][-1]['ip_busbw']) == last
+    summary = nccl_tests.summarize(parsed)
+    assert summary['wrong_rows'] == []
+    assert summary['busbw_at_check'] == last[1] and summary['check_size'] == last[0]
+    if avg is None:
+        assert summary['avg_busbw_source'] == 'computed'
+    else:
+        assert summary['avg_busbw'] == avg and summary['avg_busbw_source'] == 'tool'
+
+
+def test_computed_average_matches_the_tools_own_line(corpus_file):
+    """Without the summary line the mean of every busbw is used, as nccl-tests computes it."""
+    for name in ('superbench-allreduce-8xA100-40GB.txt', 'aws-batch-mpirun-prefixed-avg.txt',
+                 'deepops-slurm-allreduce-1M-4G-oldformat.txt'):
+        text = corpus_file('nccl_tests/' + name).read_text()
+        reported = nccl_tests.parse(text)['avg_busbw_reported']
+        stripped = '\n'.join(l for l in text.splitlines() if 'Avg bus bandwidth' not in l)
+        summary = nccl_tests.summarize(nccl_tests.parse(stripped))
+        assert summary['avg_busbw_source'] == 'computed'
+        assert summary['avg_busbw'] == pytest.approx(reported, abs=0.01)
+
+
+def test_rows_in_detail(corpus_file):
+    parsed = nccl_tests.parse(corpus_file('nccl_tests/aws-2x-p4de-16xA100-efa-srun-prefixed.txt').read_text())
+    assert parsed['rows'][0] == {
+        'size': 8, 'count': 2, 'type': 'float', 'redop': 'sum', 'root': -1,
+        'oop_time_us': 164.3, 'oop_algbw': 0.0, 'oop_busbw': 0.0, 'oop_wrong': 0, 'oop_error': None,
+        'ip_time_us': 163.3, 'ip_algbw': 0.0, 'ip_busbw': 0.0, 'ip_wrong': 0, 'ip_error': None}
+    row = [r for r in parsed['rows'] if r['size'] == 536870912][0]
+    assert (row['oop_time_us'], row['oop_algbw'], row['oop_busbw'], row['ip_time_us']) == (13552.0, 39.62, 74.28, 13548.0)
+
+
+def test_old_layout_error_column_and_interleaved_info(corpus_file):
+    parsed = nccl_tests.parse(corpus_file('nccl_tests/superbench-allreduce-8xA100-40GB.txt').read_text())
+    assert parsed['params'] == {'nthread': 1, 'ngpus': 8, 'min_bytes': 1, 'max_bytes': 8589934592, 'step': 2,
+                                'step_kind': 'factor', 'warmup_iters': 5, 'iters': 20, 'validation': 0}
+    assert parsed['rows'][0]['oop_error'] is None and parsed['rows'][0]['oop_wrong'] is None  # N/A
+    assert parsed['ranks'][7] == {'rank': 7, 'group': None, 'pid': 112424, 'host': 'localhost', 'device': 7,
+                                  'busid': '0x00', 'name': 'A100-SXM4-40GB'}
+    old = nccl_tests.parse(corpus_file('nccl_tests/deepops-slurm-allreduce-1M-4G-oldformat.txt').read_text())
+    assert old['rows'][3]['oop_error'] == 1e-06 and old['rows'][0]['ip_error'] == 7e-07
+
+
+def test_alltoall_na_wrong_is_not_a_failure(corpus_file):
+    parsed = nccl_tests.parse(corpus_file('nccl_tests/issue287-alltoall-1gpu-rtx5090-NA-wrong.txt').read_text())
+    row = parsed['rows'][0]
+    assert row['redop'] == 'none' and row['oop_wrong'] == 0 and row['ip_wrong'] is None
+    assert row['ip_algbw'] == 43046.10
+    assert parsed['ranks'][0]['host'] == 'GENOA-01' and parsed['ranks'][0]['group'] == 0
+    assert parsed['params']['agg_iters'] == 1 and parsed['params']['graph'] == 0
+
+
+def test_hand_made_hostname_prefix_wrapped_row_and_warn():
+    parsed = nccl_tests.parse((HAND / 'nccl-allreduce-2x8-H100-hostname-prefix-wrapped-HANDMADE.txt').read_text())
+    assert [r['size'] for r in parsed['rows']] == [1073741824, 2147483648, 4294967296, 8589934592]
+    wrapped = parsed['rows'][1]
+    assert (wrapped['oop_busbw'], wrapped['ip_time_us'], wrapped['ip_busbw'], wrapped['ip_wrong']) == (444.02, 8466.5, 443.88, 0)
+    assert parsed['malformed'] == []
+    assert parsed['nccl_warnings'] == ['gpu001:4100:4160 [0] NCCL WARN NET/IB : mlx5_3:1 Got async event : port error']
+    summary = nccl_tests.summarize(parsed)
+    assert summary['hosts'] == ['gpu001', 'gpu002'] and summary['devices'] == 16 and summary['nranks'] == 16
+    assert summary['avg_busbw'] == 460.569
+
+
+def test_hand_made_out_of_bounds_failed():
+    parsed = nccl_tests.parse((HAND / 'nccl-allreduce-2gpu-out-of-bounds-FAILED-HANDMADE.txt').read_text())
+    assert parsed['out_of_bounds'] == 2 and parsed['out_of_bounds_status'] == 'FAILED'
+    assert nccl_tests.summarize(parsed)['wrong_rows'] == [536870912]
+
+
+def test_thousand_ranks_with_srun_labels(corpus_file):
+    """1024 rank lines (the recorded GB200 rank line pattern), each with an srun --label prefix."""
+    text = corpus_file('nccl_tests/coreweave-gb200-72rank-rack.txt').read_text().splitlines()
+    ranks = ['%d: #  Rank %4d Group  0 Pid %6d on slurm-gb200-%03d device  %d [0x01] NVIDIA Graphics Device'
+             % (r, r, 14000 + r, r // 4, r % 4) for r in range(1024)]
+    body = ['0: ' + line for line in text[1:]]
+    parsed = nccl_tests.parse('\n'.join(ranks + body))
+    summary = nccl_tests.summarize(parsed)
+    assert summary['nranks'] == 1024 and summary['devices'] == 1024 and len(summary['hosts']) == 256
+    assert len(parsed['rows']) == 5 and parsed['avg_busbw_reported'] == 745.53
+
+
+def test_truncated_and_garbage_output_gives_no_rows():
+    assert nccl_tests.parse('')['rows'] == []
+    parsed = nccl_tests.parse('# nThread 1 nGpus 8\nnode1: Test NCCL failure common.cu:1005 \'unhandled system error\'\n')
+    assert parsed['rows'] == [] and parsed['errors']
+    summary = nccl_tests.summarize(parsed)
+    assert summary['avg_busbw'] is None and summary['busbw_at_check'] is None
+
+
+def test_row_cut_off_is_reported_malformed():
+    text = ('#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n'
+            '   268435456      67108864     float     sum      -1   1121.4  239.38\n'
+            '# Out of bounds values : 0 OK\n')
+    parsed = nccl_tests.parse(text)
+    assert parsed['rows'] == [] and parsed['malformed'] == ['268435456 67108864 float sum -1 1121.4 239.38']
+
+
+@pytest.mark.parametrize('line,want', [
+    ('[1,0]<stdout>:#  Rank  0', '#  Rank  0'),
+    ('0:            8             2', '           8             2'),
+    ('123: # Avg', '# Avg'),
+    ('gpu-001.cluster: [1,3]<stdout>:   8  2', '  8  2'),
+    ('host:3442:3442 [0] NCCL INFO x', 'host:3442:3442 [0] NCCL INFO x'),
+    ('           8             2     float', '           8             2     float'),
+])
+def test_strip_prefix(line, want):
+    assert strip_prefix(line) == want
+
+
+@pytest.mark.parametrize('value,want', [('8', 8), ('8G', 8 * 1024 ** 3), ('128M', 128 * 1024 ** 2), ('1KB', 1024),
+                                        (4096, 4096), (None, None)])
+def test_parse_size(value, want):
+    assert parse_size(value) == want
+
+
+def test_parse_size_rejects_garbage():
+    with pytest.raises(ValueError):
+        parse_size('eight')

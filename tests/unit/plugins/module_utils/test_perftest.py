@@ -1,0 +1,105 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""perftest parser on every recorded output of the corpus."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.gpufleet.cluster.plugins.module_utils import perftest
+
+# file -> (test, kind, unit, device, rows, last row subset)
+RECORDED = {
+    'cx7-ndr-ib_read_bw-client-report_gbits.txt': (
+        'RDMA_Read', 'BW', 'Gb/sec', 'mlx5_0', 1,
+        {'bytes': 65536, 'iterations': 1000, 'bw_peak': 328.64, 'bw_avg': 328.61, 'bw_avg_gbps': 328.61,
+         'msg_rate_mpps': 0.626777}),
+    'cx7-ndr-ib_send_bw-client-mib.txt': (
+        'Send', 'BW', 'MiB/sec', 'mlx5_0', 1,
+        {'bytes': 65536, 'bw_peak': 46567.34, 'bw_avg': 46557.03, 'bw_avg_gbps': 390.549, 'msg_rate_mpps': 0.744912}),
+    'cx7-ndr-ib_send_lat-client.txt': (
+        'Send', 'Latency', None, 'mlx5_0', 1,
+        {'bytes': 2, 'iterations': 1000, 't_min_us': 1.24, 't_max_us': 5.19, 't_typical_us': 1.27, 't_avg_us': 1.27,
+         't_stdev_us': 0.0, 'p99_us': 1.37, 'p999_us': 5.19}),
+    'superbench-ib_write_bw-loopback-8M.txt': (
+        'RDMA_Write', 'BW', 'MB/sec', 'ib0', 1,
+        {'bytes': 8388608, 'iterations': 20000, 'bw_peak': 24056.74, 'bw_avg': 24056.72, 'bw_avg_gbps': 201.802,
+         'msg_rate_mpps': 0.003007}),
+    'superbench-ib_write_bw-loopback-all-sizes.txt': (
+        'RDMA_Write', 'BW', 'MB/sec', 'ib0', 23,
+        {'bytes': 8388608, 'iterations': 2000, 'bw_peak': 23240.68, 'bw_avg': 23240.68, 'msg_rate_mpps': 0.002905}),
+}
+
+
+def test_every_recorded_file_is_covered(corpus, corpus_full):
+    files = sorted(p.name for p in (corpus / 'perftest').glob('*'))
+    assert files == sorted(RECORDED) if corpus_full else set(files) <= set(RECORDED)
+
+
+@pytest.mark.parametrize('name', sorted(RECORDED))
+def test_recorded(name, corpus_file):
+    test, kind, unit, device, nrows, last = RECORDED[name]
+    parsed = perftest.parse(corpus_file('perftest/' + name).read_text())
+    assert (parsed['test'], parsed['kind'], parsed['unit']) == (test, kind, unit)
+    assert parsed['settings']['device'] == device and parsed['settings']['link_type'] == 'IB'
+    assert parsed['settings']['mtu'] == '4096[B]'
+    assert len(parsed['rows']) == nrows and parsed['problems'] == []
+    assert {k: parsed['rows'][-1][k] for k in last} == last
+
+
+def test_summary_of_report_gbits(corpus_file):
+    parsed = perftest.parse(corpus_file('perftest/cx7-ndr-ib_read_bw-client-report_gbits.txt').read_text())
+    assert perftest.summarize(parsed) == {
+        'bytes': 65536, 'peak_gbps': 328.64, 'avg_gbps': 328.61, 'msg_rate_mpps': 0.626777, 'max_peak_gbps': 328.64,
+        'latency_us': None, 'latency_typical_us': None, 'latency_max_us': None, 'latency_p999_us': None}
+    assert parsed['local']['LID'] == '0x01' and parsed['remote']['QPN'] == '0x0048' and parsed['local']['OUT'] == '0x10'
+    assert parsed['settings']['outstand_reads'] == '16'
+    assert len(parsed['warnings']) == 1 and parsed['warnings'][0].startswith('Conflicting CPU frequency')
+
+
+def test_mib_converted_to_gbps(corpus_file):
+    parsed = perftest.parse(corpus_file('perftest/cx7-ndr-ib_send_bw-client-mib.txt').read_text())
+    summary = perftest.summarize(parsed)
+    # 46557.03 MiB/s * 1048576 B * 8 bit = 390.549 Gb/s (NDR 400)
+    assert summary['avg_gbps'] == 390.549 and summary['peak_gbps'] == 390.635
+
+
+def test_latency_summary(corpus_file):
+    parsed = perftest.parse(corpus_file('perftest/cx7-ndr-ib_send_lat-client.txt').read_text())
+    summary = perftest.summarize(parsed)
+    assert (summary['latency_us'], summary['latency_typical_us'], summary['latency_max_us'],
+            summary['latency_p999_us']) == (1.27, 1.27, 5.19, 5.19)
+    assert len(parsed['warnings']) == 2
+
+
+def test_interleaved_loopback_all_sizes(corpus_file):
+    parsed = perftest.parse(corpus_file('perftest/superbench-ib_write_bw-loopback-all-sizes.txt').read_text())
+    assert [r['bytes'] for r in parsed['rows']] == [2 ** i for i in range(1, 24)]
+    assert parsed['rows'][0]['bw_avg'] == 5.30 and parsed['rows'][12]['bw_peak'] == 18620.51
+    summary = perftest.summarize(parsed)
+    assert summary['bytes'] == 8388608 and summary['avg_gbps'] == 194.957
+    assert summary['max_peak_gbps'] == perftest.to_gbps(23330.56, 'MB/sec')
+    at64k = perftest.summarize(parsed, 65536)
+    assert at64k['avg_gbps'] == perftest.to_gbps(21167.79, 'MB/sec') and at64k['msg_rate_mpps'] == 0.338685
+    assert perftest.summarize(parsed, 3)['avg_gbps'] is None  # no such row: missing
+
+
+def test_older_latency_layout_and_roce_gid():
+    """Hand-made (typed here): older perftest latency header without t_avg, RoCE GID line."""
+    text = ('                    RDMA_Write Latency Test\n'
+            ' Device         : mlx5_2\n Link type       : Ethernet\n GID index       : 3\n'
+            ' local address: LID 0000 QPN 0x0a4e PSN 0x6a8f0e RKey 0x1fffbd VAddr 0x007f0000\n'
+            ' GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:0:0:1\n'
+            ' #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]\n'
+            ' 2       1000          1.73           4.12         1.77\n')
+    parsed = perftest.parse(text)
+    assert parsed['kind'] == 'Latency' and parsed['settings']['gid_index'] == '3'
+    assert parsed['local']['GID'] == '00:00:00:00:00:00:00:00:00:00:255:255:10:0:0:1'
+    assert parsed['rows'] == [{'bytes': 2, 'iterations': 1000, 't_min_us': 1.73, 't_max_us': 4.12, 't_typical_us': 1.77}]
+    assert perftest.summarize(parsed)['latency_us'] == 1.77
+
+
+def test_connection_failure_lines():
+    parsed = perftest.parse(" Couldn't connect to 10.0.0.2:18515\nUnable to open file descriptor for socket connection\n")
+    assert parsed['rows'] == [] and len(parsed['problems']) == 2

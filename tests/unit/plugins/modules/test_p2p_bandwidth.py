@@ -1,0 +1,101 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""p2p_bandwidth end to end with the replay program standing in for p2pBandwidthLatencyTest / nvbandwidth."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ansible_collections.gpufleet.cluster.plugins.modules import p2p_bandwidth
+
+FIXTURES = Path(__file__).resolve().parents[2] / 'fixtures'
+HAND = FIXTURES / 'hand_made'
+REPO = FIXTURES.parents[2]
+sys.path.insert(0, str(FIXTURES / 'replay'))
+from replay import calls, make_replay, run_playbook  # noqa: E402  pylint: disable=wrong-import-position
+
+NVB = HAND / 'nvbandwidth-4xH100-d2d-HANDMADE.txt'
+
+
+def test_gb200_pass(corpus_file, tmp_path, run_module):
+    exe, dummy = make_replay(tmp_path, 'p2pBandwidthLatencyTest',
+                             {'stdout': str(corpus_file('p2p_bandwidth/mleng-4xGB200-unidir-p2p-writes-matrix.txt'))})
+    result = run_module(p2p_bandwidth.main, {'executable': exe, 'min_gbps': 700, 'expected_gpus': 4})
+    assert 'failed' not in result, result['msg']
+    assert result['worst_pairs'] == {'unidirectional_p2p_enabled': {'pair': 'GPU 1 -> GPU 0', 'value': 743.89}}
+    assert result['checked'] == {'unidirectional_p2p_enabled': 'uni'}
+
+
+def test_slow_pair_is_named(corpus_file, tmp_path, run_module):
+    exe, dummy = make_replay(tmp_path, 'p2pBandwidthLatencyTest',
+                             {'stdout': str(corpus_file('p2p_bandwidth/mleng-4xGB200-unidir-p2p-writes-matrix.txt'))})
+    result = run_module(p2p_bandwidth.main, {'executable': exe, 'min_gbps': 745, 'rung': 'p2p-node'})
+    assert result['failed'] is True
+    assert result['msg'] == (
+        'p2p-node (p2pBandwidthLatencyTest): Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s): '
+        'GPU 1 -> GPU 0 = 743.89 GB/s, GPU 3 -> GPU 0 = 744.82 GB/s < threshold 745.00 GB/s; cmd: %s' % exe)
+
+
+def test_missing_row_fails(corpus_file, tmp_path, run_module):
+    exe, dummy = make_replay(tmp_path, 'p2pBandwidthLatencyTest',
+                             {'stdout': str(corpus_file('p2p_bandwidth/mleng-8xA100-unidir-p2p-writes-matrix.txt'))})
+    result = run_module(p2p_bandwidth.main, {'executable': exe, 'min_gbps': 250})
+    assert result['failed'] is True
+    assert 'is missing figures for 7 pair(s): GPU 7 -> GPU 0, GPU 7 -> GPU 1' in result['msg']
+
+
+def test_no_peer_access_and_bidir_and_latency(corpus_file, tmp_path, run_module):
+    exe, dummy = make_replay(tmp_path, 'p2pBandwidthLatencyTest',
+                             {'stdout': str(corpus_file('p2p_bandwidth/kinghorn-2xRTX4090-p2p-disabled-525.txt'))})
+    result = run_module(p2p_bandwidth.main, {'executable': exe, 'min_gbps': 20, 'min_bidir_gbps': 40,
+                                             'max_latency_us': 5})
+    assert result['failed'] is True
+    msg = result['msg']
+    assert 'Bidirectional P2P=Enabled Bandwidth Matrix (GB/s): GPU 0 -> GPU 1 = 31.06 GB/s, GPU 1 -> GPU 0 = 30.84 GB/s < threshold 40.00 GB/s' in msg
+    assert 'P2P=Enabled Latency (P2P Writes) Matrix (us): GPU 0 -> GPU 1 = 10.49 us, GPU 1 -> GPU 0 = 10.55 us > threshold 5.00 us' in msg
+    assert 'peer access not available (CANNOT Access Peer) for GPU 0 -> GPU 1, GPU 1 -> GPU 0' in msg
+    assert 'Unidirectional' not in msg  # 22.18 >= 20
+    ok = run_module(p2p_bandwidth.main, {'executable': exe, 'min_gbps': 20, 'require_p2p': False})
+    assert 'failed' not in ok and ok['matrices']['connectivity']['values']['0']['1'] == 0.0
+
+
+def test_nvbandwidth(tmp_path, run_module):
+    exe, log = make_replay(tmp_path, 'nvbandwidth', {'stdout': str(NVB)})
+    result = run_module(p2p_bandwidth.main, {'tool': 'nvbandwidth', 'executable': exe, 'min_gbps': 300,
+                                             'min_bidir_gbps': 600, 'testcases': ['device_to_device_memcpy_write_ce']})
+    assert result['failed'] is True
+    assert calls(log)[0]['argv'] == ['-t', 'device_to_device_memcpy_write_ce']
+    assert 'memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s): GPU 2 <- GPU 3 = 52.10 GB/s < threshold 300.00 GB/s' in result['msg']
+    assert 'GPU 2 <-> GPU 3 = 103.95 GB/s < threshold 600.00 GB/s' in result['msg']
+    assert result['sums']['device_to_device_memcpy_write_ce'] == 4075.16
+    assert result['checked'] == {'device_to_device_memcpy_write_ce': 'uni',
+                                 'device_to_device_bidirectional_memcpy_write_ce': 'bidir'}
+    ok = run_module(p2p_bandwidth.main, {'tool': 'nvbandwidth', 'executable': exe, 'min_gbps': 50})
+    assert 'failed' not in ok and ok['worst_pairs']['device_to_device_memcpy_write_ce']['value'] == 52.10
+
+
+def test_threshold_without_matrix_fails(tmp_path, run_module):
+    text = 'Running host_to_device_memcpy_ce.\nmemcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)\n          0\n0      6.20\n'
+    exe, dummy = make_replay(tmp_path, 'nvbandwidth', {'stdout_text': text})
+    result = run_module(p2p_bandwidth.main, {'tool': 'nvbandwidth', 'executable': exe, 'min_gbps': 1})
+    assert result['failed'] is True and 'no unidirectional GPU-GPU bandwidth matrix printed' in result['msg']
+
+
+def test_tool_fails(tmp_path, run_module):
+    exe, dummy = make_replay(tmp_path, 'p2pBandwidthLatencyTest', {
+        'stdout_text': '[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]\n', 'stderr_text': 'cudaErrorNoDevice\n', 'rc': 1})
+    result = run_module(p2p_bandwidth.main, {'executable': exe})
+    assert result['failed'] is True and 'exited with rc=1 (cudaErrorNoDevice)' in result['msg']
+    assert 'no GPU-to-GPU matrix parsed' in result['msg']
+
+
+def test_check_mode_and_adhoc(tmp_path, run_module, run_adhoc):
+    exe, log = make_replay(tmp_path, 'nvbandwidth', {'stdout': str(NVB)})
+    result = run_module(p2p_bandwidth.main, {'tool': 'nvbandwidth', 'executable': exe, '_ansible_check_mode': True})
+    assert result['skipped'] is True and calls(log) == []
+    rc, res = run_playbook(REPO, 'p2p_bandwidth', {'tool': 'nvbandwidth', 'executable': exe}, check=True, tmpdir=tmp_path)
+    assert rc == 0 and res['skipped'] is True and calls(log) == []
+    rc, res = run_adhoc('p2p_bandwidth', {'tool': 'nvbandwidth', 'executable': exe, 'min_gbps': 100, 'rung': 'p2p-x'})
+    assert rc == 2 and 'p2p-x (nvbandwidth): memcpy CE GPU(row) <- GPU(column)' in res['msg']

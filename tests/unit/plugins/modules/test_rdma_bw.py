@@ -1,0 +1,120 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""rdma_bw end to end with the replay program standing in for perftest (server and client)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ansible_collections.gpufleet.cluster.plugins.modules import rdma_bw
+
+FIXTURES = Path(__file__).resolve().parents[2] / 'fixtures'
+REPO = FIXTURES.parents[2]
+sys.path.insert(0, str(FIXTURES / 'replay'))
+from replay import calls, make_replay, run_playbook  # noqa: E402  pylint: disable=wrong-import-position
+
+GBITS = 'perftest/cx7-ndr-ib_read_bw-client-report_gbits.txt'
+MIB = 'perftest/cx7-ndr-ib_send_bw-client-mib.txt'
+LAT = 'perftest/cx7-ndr-ib_send_lat-client.txt'
+LOOP8M = 'perftest/superbench-ib_write_bw-loopback-8M.txt'
+WAITING = '************************************\n* Waiting for client to connect... *\n************************************\n'
+
+
+def test_client_report_gbits(corpus_file, tmp_path, run_module):
+    exe, log = make_replay(tmp_path, 'ib_read_bw', {'stdout': str(corpus_file(GBITS))})
+    result = run_module(rdma_bw.main, {'executable': exe, 'role': 'client', 'server': 'gpu002', 'device': 'mlx5_0',
+                                       'size': 65536, 'iterations': 1000, 'min_gbps': 300})
+    assert 'failed' not in result, result['msg']
+    assert (result['avg_gbps'], result['peak_gbps'], result['msg_rate_mpps']) == (328.61, 328.64, 0.626777)
+    assert calls(log)[0]['argv'] == ['-d', 'mlx5_0', '-i', '1', '-s', '65536', '-n', '1000', '--report_gbits', 'gpu002']
+    assert result['changed'] is False and result['role'] == 'client'
+
+
+def test_below_min_gbps_names_rung_hca_and_figure(corpus_file, tmp_path, run_module):
+    exe, dummy = make_replay(tmp_path, 'ib_send_bw', {'stdout': str(corpus_file(MIB))})
+    result = run_module(rdma_bw.main, {'executable': exe, 'role': 'client', 'server': 'gpu002', 'min_gbps': 395,
+                                       'rung': 'rdma-pair'})
+    assert result['failed'] is True
+    assert result['msg'] == ('rdma-pair (ib_send_bw): average bandwidth at 65536 B on HCA mlx5_0 port 1 (IB, server '
+                             'gpu002) = 390.55 Gb/s < threshold 395.00 Gb/s; cmd: %s -i 1 --report_gbits gpu002' % exe)
+    assert result['avg_gbps'] == 390.549 and result['unit'] == 'MiB/sec'
+
+
+def test_latency_tool(corpus_file, tmp_path, run_module):
+    exe, log = make_replay(tmp_path, 'ib_send_lat', {'stdout': str(corpus_file(LAT))})
+    ok = run_module(rdma_bw.main, {'executable': exe, 'role': 'client', 'server': 'h', 'max_latency_us': 2.0})
+    assert 'failed' not in ok and ok['latency_us'] == 1.27 and ok['kind'] == 'Latency'
+    assert '--report_gbits' not in calls(log)[0]['argv']
+    bad = run_module(rdma_bw.main, {'executable': exe, 'role': 'client', 'server': 'h', 'max_latency_us': 1.0})
+    assert bad['failed'] is True and 'latency at 2 B on HCA mlx5_0 port 1 (IB, server h) = 1.27 us > threshold 1.00 us' in bad['msg']
+
+
+def test_loopback_runs_server_and_client(corpus_file, tmp_path, run_module):
+    exe, log = make_replay(tmp_path, 'ib_write_bw', [
+        {'if_arg': '127.0.0.1', 'stdout': str(corpus_file(LOOP8M)), 'sleep': 0.2},
+        {'stdout_text': WAITING, 'sleep_after': 0.5}])
+    result = run_module(rdma_bw.main, {'executable': exe, 'device': 'ib0', 'size': 8388608, 'duration': 5,
+                                       'server_start_delay': 0.3, 'min_gbps': 200, 'gid_index': 3})
+    assert 'failed' not in result, result['msg']
+    assert result['avg_gbps'] == 201.802 and result['server']['rc'] == 0
+    argvs = [c['argv'] for c in calls(log)]
+    assert argvs[0] == ['-d', 'ib0', '-i', '1', '-x', '3', '-s', '8388608', '-D', '5', '--report_gbits']
+    assert argvs[1] == argvs[0] + ['127.0.0.1']
+
+
+def test_loopback_server_that_hangs_is_killed(corpus_file, tmp_path, run_module):
+    exe, dummy = make_replay(tmp_path, 'ib_write_bw', [
+        {'if_arg': '127.0.0.1', 'stdout': str(corpus_file(LOOP8M))},
+        {'stdout_text': WAITING, 'sleep_after': 60}])
+    result = run_module(rdma_bw.main, {'executable': exe, 'server_start_delay': 0.2, 'timeout': 2})
+    assert result['failed'] is True and result['server']['timed_out'] is True
+    assert 'server side on HCA ib0 port 1 (IB, server 127.0.0.1) did not finish (killed)' in result['msg']
+    assert result['avg_gbps'] == 201.802  # client figures still returned
+
+
+def test_loopback_server_dies_at_start(tmp_path, run_module):
+    exe, log = make_replay(tmp_path, 'ib_write_bw', [
+        {'if_arg': '127.0.0.1', 'stdout_text': 'should not run\n'},
+        {'stderr_text': ' Couldn\'t get device list\n', 'rc': 1}])
+    result = run_module(rdma_bw.main, {'executable': exe, 'device': 'mlx5_9', 'server_start_delay': 0.5})
+    assert result['failed'] is True
+    assert "server side on HCA mlx5_9 port 1 (link ?, server 127.0.0.1) exited before the client started " \
+           "(rc=1: Couldn't get device list)" in result['msg']
+    assert len(calls(log)) == 1
+
+
+def test_client_connect_failure(tmp_path, run_module):
+    exe, dummy = make_replay(tmp_path, 'ib_write_bw', {'stderr_text': " Couldn't connect to gpu002:18515\n", 'rc': 1})
+    result = run_module(rdma_bw.main, {'executable': exe, 'role': 'client', 'server': 'gpu002', 'device': 'mlx5_0',
+                                       'min_gbps': 1})
+    assert result['failed'] is True
+    assert result['failures'][0].startswith("rdma (ib_write_bw): HCA mlx5_0 port 1 (link ?, server gpu002) exited "
+                                            "with rc=1 (Couldn't connect to gpu002:18515)")
+    assert 'no result rows parsed' in result['failures'][1] and result['problems']
+
+
+def test_server_role_and_check_size(corpus_file, tmp_path, run_module):
+    exe, log = make_replay(tmp_path, 'ib_write_bw', {'stdout': str(corpus_file('perftest/superbench-ib_write_bw-loopback-all-sizes.txt'))})
+    result = run_module(rdma_bw.main, {'executable': exe, 'role': 'server', 'all_sizes': True, 'check_size': 65536,
+                                       'min_gbps': 180, 'report_gbits': False})
+    assert result['failed'] is True and 'average bandwidth at 65536 B on HCA ib0 port 1 (IB) = 177.57 Gb/s' in result['msg']
+    assert calls(log)[0]['argv'] == ['-i', '1', '-a']
+    missing = run_module(rdma_bw.main, {'executable': exe, 'role': 'server', 'check_size': 100, 'min_gbps': 1})
+    assert missing['failed'] is True and 'average bandwidth at 100 B' in missing['msg'] and 'is missing' in missing['msg']
+
+
+def test_client_needs_server(tmp_path, run_module):
+    result = run_module(rdma_bw.main, {'executable': 'ib_write_bw', 'role': 'client'})
+    assert result['failed'] is True and 'server' in result['msg']
+
+
+def test_check_mode_and_playbook(corpus_file, tmp_path, run_module, run_adhoc):
+    exe, log = make_replay(tmp_path, 'ib_write_bw', {'stdout': str(corpus_file(LOOP8M))})
+    result = run_module(rdma_bw.main, {'executable': exe, '_ansible_check_mode': True})
+    assert result['skipped'] is True and result['cmd'].endswith('--report_gbits 127.0.0.1') and calls(log) == []
+    rc, res = run_playbook(REPO, 'rdma_bw', {'executable': exe}, check=True, tmpdir=tmp_path)
+    assert rc == 0 and res['skipped'] is True and calls(log) == []
+    rc, res = run_adhoc('rdma_bw', {'executable': exe, 'role': 'client', 'server': 'x', 'min_gbps': 250, 'rung': 'rdma-r'})
+    assert rc == 2 and 'rdma-r (ib_write_bw): average bandwidth at 8388608 B on HCA ib0 port 1' in res['msg']
