@@ -1,0 +1,55 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Controller-side comparison of firmware/driver/OFED versions across the hosts of each profile
+(documentation: plugins/modules/fleet_compare.py; logic: plugins/module_utils/hwcheck.py)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.gpufleet.cluster.plugins.module_utils.hwcheck import (
+    FLEET_DEFAULT_ITEMS,
+    FLEET_ITEMS,
+    fleet_compare,
+)
+
+ARGUMENT_SPEC = dict(
+    hosts=dict(type='dict', required=True),
+    profiles=dict(type='dict'),
+    items=dict(type='list', elements='str', choices=list(FLEET_ITEMS), default=list(FLEET_DEFAULT_ITEMS)),
+    hca_match=dict(type='str'),
+    fail_on_deviation=dict(type='bool', default=True),
+)
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _supports_check_mode = True
+    _supports_async = False
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp  # nothing runs on the target
+        dummy, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        result['changed'] = False
+
+        bad = sorted(h for h, f in args['hosts'].items() if f is not None and not isinstance(f, dict))
+        if bad:
+            result.update(failed=True, msg='fleet_compare: hosts.<host> must be a dict of facts; not for %s'
+                          % ', '.join(bad))
+            return result
+        profiles = dict((h, p) for h, p in (args['profiles'] or {}).items())
+        summary, deviations = fleet_compare(args['hosts'], profiles, args['items'], args['hca_match'])
+        outliers = sorted(set(d['host'] for d in deviations))
+        result.update(summary=summary, deviations=deviations, outliers=outliers)
+        if deviations:
+            result['msg'] = 'versions differ across the fleet (%d host(s): %s): %s' % (
+                len(outliers), ', '.join(outliers), '; '.join(d['message'] for d in deviations))
+            result['failed'] = bool(args['fail_on_deviation'])
+        else:
+            result['msg'] = '%d host(s) agree on %s' % (len(args['hosts']), ', '.join(args['items']))
+        return result
