@@ -18,6 +18,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpufleet.cluster.plugins.module_utils.ibv_devinfo import parse_ibv_devinfo
+
 # Expectation keys of check_node() and the type each must have (validate_expected()).
 EXPECTED_KEYS = {
     'gpus': 'int',
@@ -199,42 +201,6 @@ def _set(expected, key):
     if isinstance(value, dict):
         return any(v is not None for v in value.values())
     return True
-
-
-# --- ibv_devinfo (active MTU is not in sysfs) ---------------------------------------------------
-
-_MTU_RE = re.compile(r'^\s*(\d+)')
-
-
-def parse_ibv_devinfo(text):
-    """Ports of ``ibv_devinfo`` output: ``{hca: {port: {state, max_mtu, active_mtu, link_layer}}}``.
-
-    MTUs are ints (``4096 (5)`` -> 4096); the IB MTU is only shown by verbs, not by sysfs.
-    """
-    result = {}
-    hca = port = None
-    for raw in (text or '').splitlines():
-        line = raw.strip()
-        if not line or ':' not in line:
-            continue
-        key, dummy, value = line.partition(':')
-        key, value = key.strip(), value.strip()
-        if key == 'hca_id':
-            hca = value
-            port = None
-            result.setdefault(hca, {})
-        elif key == 'port' and hca is not None:
-            port = value
-            result[hca].setdefault(port, {})
-        elif hca is not None and port is not None:
-            if key in ('max_mtu', 'active_mtu'):
-                m = _MTU_RE.match(value)
-                result[hca][port][key] = int(m.group(1)) if m else None
-            elif key == 'state':
-                result[hca][port]['state'] = value.split()[0] if value else None
-            elif key == 'link_layer':
-                result[hca][port]['link_layer'] = value
-    return result
 
 
 # --- node checks --------------------------------------------------------------------------------

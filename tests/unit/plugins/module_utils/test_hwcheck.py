@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.gpufleet.cluster.plugins.module_utils import hwcheck, nvidia_smi, sysfs_ib
+from ansible_collections.gpufleet.cluster.plugins.module_utils import hwcheck, ibv_devinfo, nvidia_smi, sysfs_ib
 
 IBV_DEVINFO = 'ibv_devinfo/heioy-2xCX3-mlx4-port2-down.txt'
 REPO_ROOT = Path(__file__).resolve().parents[4]
@@ -333,7 +333,7 @@ def test_firmware_pending_reset(corpus):
 
 def test_ib_mtu_from_recorded_ibv_devinfo(corpus_file, corpus):
     text = corpus_file(IBV_DEVINFO).read_text()
-    parsed = hwcheck.parse_ibv_devinfo(text)
+    parsed = ibv_devinfo.parse_ibv_devinfo(text)
     assert sorted(parsed) == ['mlx4_0', 'mlx4_1']
     assert parsed['mlx4_0']['2'] == {'state': 'PORT_DOWN', 'max_mtu': 4096, 'active_mtu': 4096, 'link_layer': 'InfiniBand'}
     ib = sysfs_ib.collect(str(corpus / 'sysfs_infiniband/node_exporter'))
