@@ -1,0 +1,278 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Docker's ``daemon.json``: parse, merge the managed keys, compare, render, and the checks around it.
+
+Pure functions (no Ansible imports), shared by the ``docker_daemon_json`` module and its unit tests.
+
+Merge rules (``merge``):
+
+- Only the keys named in ``config`` are touched; every other key of the file is kept as it was,
+  in its place. No defaults are ever added.
+- Dicts merge recursively: ``{"runtimes": {"nvidia": {...}}}`` adds or updates ``runtimes.nvidia``
+  and keeps ``runtimes.runc-custom``.
+- Lists and scalars are replaced as a whole. daemon.json lists are ordered and complete statements
+  (``dns`` and ``registry-mirrors`` are tried in order, ``hosts`` is the full listener set,
+  ``default-address-pools`` a full allocation plan): merging would make entries impossible to
+  remove and the result depend on what was there before, so the list given is the list written.
+- ``state=absent`` removes the named keys; a dict value with keys descends into that dict and
+  removes only the keys named there (so the same ``config`` used for ``present`` undoes itself),
+  any other value (``null``, a list, an empty dict) removes the key whatever its value. Dicts
+  emptied by a removal are removed too.
+
+Values compare as data, type-strictly (``true`` is not ``1``, ``1`` is not ``1.0``), so key order and
+formatting never cause a change.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import json
+import os
+import re
+
+DEFAULT_PATH = "/etc/docker/daemon.json"
+UNIT_DIRS = ("etc/systemd/system", "run/systemd/system", "usr/local/lib/systemd/system",
+             "usr/lib/systemd/system", "lib/systemd/system")
+HOST_FLAG = re.compile(r"^(-H|--host)(=.*|.+)?$")
+
+
+class DaemonJsonError(Exception):
+    """Input or file problem, with a message meant for the user."""
+
+
+# ---------------------------------------------------------------- parse / render
+def parse(text, source):
+    """JSON object text -> dict. Empty or blank text is an empty object (``touch daemon.json``).
+
+    Raises DaemonJsonError naming ``source`` and the line/column of the first error.
+    """
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        lineno = getattr(exc, "lineno", None)
+        if lineno is not None:
+            where = "line %d column %d (char %d)" % (lineno, exc.colno, exc.pos)
+            msg = getattr(exc, "msg", str(exc))
+            raise DaemonJsonError("%s is not valid JSON: %s at %s" % (source, msg, where))
+        raise DaemonJsonError("%s is not valid JSON: %s" % (source, exc))
+    if not isinstance(data, dict):
+        raise DaemonJsonError("%s must hold a JSON object ({...}), not %s" % (source, type_name(data)))
+    return data
+
+
+def render(data):
+    """The text written: 2-space indent, keys in their order, non-ASCII kept, trailing newline."""
+    return json.dumps(data, indent=2, ensure_ascii=False, separators=(",", ": ")) + "\n"
+
+
+def type_name(value):
+    for kind, name in ((bool, "a boolean"), (dict, "an object"), (list, "a list"), (str, "a string"),
+                       (int, "a number"), (float, "a number")):
+        if isinstance(value, kind):
+            return name
+    return "null" if value is None else type(value).__name__
+
+
+# ---------------------------------------------------------------- merge / compare
+def check_config(config, source="config", path=""):
+    """Raise DaemonJsonError for values JSON cannot hold or a null under state=present."""
+    for key, value in config.items():
+        here = "%s.%s" % (path, key) if path else key
+        if value is None:
+            raise DaemonJsonError("%s: %s is null; to remove a key use state=absent" % (source, here))
+        if isinstance(value, dict):
+            check_config(value, source, here)
+        elif not isinstance(value, (list, str, bool, int, float)):
+            raise DaemonJsonError("%s: %s has a value JSON cannot hold (%s)" % (source, here, type(value).__name__))
+
+
+def _copy(value):
+    return json.loads(json.dumps(value))
+
+
+def merge(current, config, state="present"):
+    """New dict: ``current`` with ``config``'s keys merged in (present) or removed (absent)."""
+    result = _copy(current)
+    if state == "present":
+        _merge_into(result, config)
+    elif state == "absent":
+        _remove_from(result, config)
+    else:
+        raise DaemonJsonError("state must be present or absent, not %r" % (state,))
+    return result
+
+
+def _merge_into(target, config):
+    for key, value in config.items():
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            _merge_into(target[key], value)
+        else:
+            target[key] = _copy(value)
+
+
+def _remove_from(target, config):
+    for key, value in config.items():
+        if key not in target:
+            continue
+        if isinstance(value, dict) and value and isinstance(target[key], dict):
+            _remove_from(target[key], value)
+            if not target[key]:
+                del target[key]
+        else:
+            del target[key]
+
+
+def same(a, b):
+    """Data equality that tells true from 1 and 1 from 1.0 (Python's == does not)."""
+    if type(a) is not type(b):  # pylint: disable=unidiomatic-typecheck
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def changed_keys(before, after, prefix=""):
+    """Dotted paths of keys added, removed or changed, for messages."""
+    out = []
+    for key in list(before) + [k for k in after if k not in before]:
+        here = prefix + key
+        if key not in after or key not in before:
+            out.append(here)
+        elif isinstance(before[key], dict) and isinstance(after[key], dict):
+            out.extend(changed_keys(before[key], after[key], here + "."))
+        elif not same(before[key], after[key]):
+            out.append(here)
+    return out
+
+
+# ---------------------------------------------------------------- docker.service and -H
+def unit_fragments(systemd_root="/", unit="docker.service"):
+    """[(path, text)] of the unit file systemd would load and its drop-ins, in the order systemd applies
+    them. The first unit directory holding the unit wins; drop-ins (``<unit>.d/*.conf``) from every
+    directory are applied sorted by file name, a name in an earlier directory masking a later one."""
+    frags = []
+    for d in UNIT_DIRS:
+        path = os.path.join(systemd_root, d, unit)
+        if os.path.isfile(path):
+            frags.append((path, _read(path)))
+            break
+    if not frags:
+        return []
+    dropins = {}
+    for d in UNIT_DIRS:
+        dd = os.path.join(systemd_root, d, unit + ".d")
+        if os.path.isdir(dd):
+            for name in os.listdir(dd):
+                if name.endswith(".conf") and name not in dropins:
+                    dropins[name] = os.path.join(dd, name)
+    for name in sorted(dropins):
+        frags.append((dropins[name], _read(dropins[name])))
+    return frags
+
+
+def _read(path):
+    with open(path, "rb") as f:
+        return f.read().decode("utf-8", "replace")
+
+
+def exec_start(fragments):
+    """The effective ExecStart= command lines [(path, line)] of the [Service] sections: an empty
+    ``ExecStart=`` clears the ones before it, as systemd does."""
+    lines = []
+    for path, text in fragments:
+        section = None
+        pending = ""
+        for raw in text.splitlines():
+            line = pending + raw.strip()
+            if line.endswith("\\"):
+                pending = line[:-1] + " "
+                continue
+            pending = ""
+            if not line or line[0] in "#;":
+                continue
+            if line.startswith("[") and line.endswith("]"):
+                section = line[1:-1]
+                continue
+            if section != "Service" or "=" not in line:
+                continue
+            key, value = line.split("=", 1)
+            if key.strip() != "ExecStart":
+                continue
+            value = value.strip()
+            if not value:
+                lines = []
+            else:
+                lines.append((path, value))
+    return lines
+
+
+def host_flags(command):
+    """The ``-H``/``--host`` arguments of a dockerd command line (prefixes like ``-`` or ``@`` ignored)."""
+    words = command.split()
+    out = []
+    for i, w in enumerate(words):
+        m = HOST_FLAG.match(w)
+        if not m or w.startswith("--host-"):
+            continue
+        if m.group(2):
+            out.append(w)
+        elif i + 1 < len(words):
+            out.append("%s %s" % (w, words[i + 1]))
+        else:
+            out.append(w)
+    return out
+
+
+def hosts_clash(merged, fragments):
+    """None, or a message explaining that daemon.json ``hosts`` and the unit's ``-H`` cannot both be set."""
+    if "hosts" not in merged:
+        return None
+    for path, command in exec_start(fragments):
+        flags = host_flags(command)
+        if flags:
+            return (
+                "daemon.json would set \"hosts\" while docker.service starts dockerd with %s (%s: ExecStart=%s); "
+                "dockerd refuses to start when both are given (\"the following directives are specified both "
+                "as a flag and in the configuration file: hosts\"). Fix one side: either leave \"hosts\" out "
+                "of the config (state=absent with config {\"hosts\": null} removes it), or add a drop-in "
+                "/etc/systemd/system/docker.service.d/hosts.conf with\n[Service]\nExecStart=\nExecStart=%s\n"
+                "(the same command without the -H flag), then systemctl daemon-reload."
+                % (", ".join(flags), path, command, strip_host_flags(command)))
+    return None
+
+
+def strip_host_flags(command):
+    words = command.split()
+    out, skip = [], False
+    for w in words:
+        if skip:
+            skip = False
+            continue
+        m = HOST_FLAG.match(w)
+        if m and not w.startswith("--host-"):
+            skip = not m.group(2)
+            continue
+        out.append(w)
+    return " ".join(out)
+
+
+# ---------------------------------------------------------------- dockerd --validate
+def validate_argv(dockerd, config_file):
+    return [dockerd, "--validate", "--config-file", config_file]
+
+
+def validate_outcome(rc, stdout, stderr):
+    """('ok'|'unsupported'|'invalid', message) of a ``dockerd --validate`` run. dockerd before 23.0
+    (Debian 12's 20.10) has no --validate and says so: that is 'unsupported', not a verdict."""
+    text = "\n".join(x.strip() for x in (stderr, stdout) if x and x.strip())
+    if rc == 0:
+        return "ok", text
+    if re.search(r"unknown (flag|shorthand flag).*validate|flag provided but not defined: -+validate", text):
+        return "unsupported", text
+    return "invalid", text

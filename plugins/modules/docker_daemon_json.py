@@ -1,0 +1,307 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: docker_daemon_json
+short_description: Manage some keys of Docker's daemon.json and keep every other key
+version_added: 0.1.0
+description:
+  - Merges the keys given in O(config) into Docker's C(daemon.json) (or removes them with
+    O(state=absent)) and keeps every other key of the file as it was, so several roles and the
+    operator can share the file. Nothing is added that was not asked for (no module-side defaults).
+  - Dicts are merged recursively (adding C(runtimes.nvidia) keeps C(runtimes.runc-custom)). Lists
+    and other values are replaced as a whole, because daemon.json lists are ordered, complete
+    statements (C(dns), C(registry-mirrors), C(hosts), C(default-address-pools)); a merged list
+    could never lose an entry.
+  - With O(state=absent), a dict value that has keys descends and removes only the keys named
+    inside it (the same O(config) used for O(state=present) undoes itself); any other value removes
+    the key. Dicts emptied by the removal are removed.
+  - The file and the result are compared as data, type-strictly, so formatting and key order never
+    make a change; a changed file is written with 2-space indentation, keys in their existing order.
+  - Computes first, then writes only when something changed and not in check mode, through a
+    temporary file in the same directory that replaces the file atomically, keeping its mode and
+    owner. A new file gets mode 0644 (under the usual umask) and a missing parent directory is created.
+  - Before writing, runs C(dockerd --validate) on the result when a dockerd that supports it is found
+    (Docker 23.0 and later); with an older dockerd or none it warns and skips the validation.
+  - Fails, leaving the file untouched, when the file or O(config) is not valid JSON (naming the file
+    and the line and column), or when the result has C(hosts) while C(docker.service) passes C(-H)
+    to dockerd (dockerd refuses to start then); the message says how to fix it.
+author:
+  - gpufleet maintainers (@gpufleet)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  platform:
+    platforms: posix
+options:
+  path:
+    description:
+      - The daemon configuration file.
+    type: path
+    default: /etc/docker/daemon.json
+  config:
+    description:
+      - The keys to manage, as a dict or as JSON text (for example from a file lookup). Only these
+        keys are changed.
+      - With O(state=absent), the keys to remove (their values only select nested keys, see above).
+    type: raw
+    required: true
+  state:
+    description:
+      - V(present) merges O(config) into the file, V(absent) removes its keys.
+    type: str
+    choices: [present, absent]
+    default: present
+  validate:
+    description:
+      - Run C(dockerd --validate --config-file) on the result before it replaces the file (only when
+        something changes). Skipped with a warning when no dockerd is found or it lacks C(--validate).
+    type: bool
+    default: true
+  dockerd_path:
+    description:
+      - The dockerd to validate with. Default is C(dockerd) from C(PATH), C(/usr/sbin) and C(/usr/bin).
+      - Its directory is put first on C(PATH) during validation so it finds its C(docker-proxy).
+    type: path
+  backup:
+    description:
+      - Keep a timestamped copy of the file before it is replaced.
+    type: bool
+    default: false
+  systemd_root:
+    description:
+      - Root under which C(docker.service) and its drop-ins are read (C(etc/systemd/system),
+        C(run/systemd/system), C(usr/lib/systemd/system), C(lib/systemd/system)) to detect a C(-H)
+        flag that clashes with a C(hosts) key. Point it at a copied tree to test.
+    type: path
+    default: /
+notes:
+  - C(restart_required) is true whenever the file changed; the role C(gpufleet.cluster.docker_daemon)
+    restarts Docker from a handler then.
+seealso:
+  - name: Docker daemon configuration file
+    description: The keys daemon.json accepts.
+    link: https://docs.docker.com/reference/cli/dockerd/#daemon-configuration-file
+"""
+
+EXAMPLES = r"""
+- name: Add the NVIDIA runtime and make it the default, keeping everything else
+  gpufleet.cluster.docker_daemon_json:
+    config:
+      default-runtime: nvidia
+      runtimes:
+        nvidia:
+          path: /usr/bin/nvidia-container-runtime
+          runtimeArgs: []
+  register: __daemon_json
+
+- name: Log rotation, with a backup of the old file
+  gpufleet.cluster.docker_daemon_json:
+    config:
+      log-driver: json-file
+      log-opts:
+        max-size: 100m
+        max-file: "3"
+    backup: true
+
+- name: Remove only runtimes.nvidia (runtimes.runc-custom stays)
+  gpufleet.cluster.docker_daemon_json:
+    config:
+      runtimes:
+        nvidia:
+    state: absent
+
+- name: Merge a JSON snippet shipped with the inventory
+  gpufleet.cluster.docker_daemon_json:
+    config: "{{ lookup('ansible.builtin.file', 'files/daemon-extra.json') }}"
+"""
+
+RETURN = r"""
+config:
+  description: The whole daemon configuration after the change (what the file holds or would hold).
+  returned: always
+  type: dict
+  sample: {"default-runtime": "nvidia", "runtimes": {"nvidia": {"path": "/usr/bin/nvidia-container-runtime"}}}
+changed_keys:
+  description: Dotted paths of the keys added, changed or removed.
+  returned: always
+  type: list
+  elements: str
+  sample: ["default-runtime", "runtimes.nvidia"]
+backup_file:
+  description: The backup made before the file was replaced.
+  returned: when O(backup=true) and an existing file was replaced
+  type: str
+  sample: /etc/docker/daemon.json.12345.2026-11-22@03:10:00~
+restart_required:
+  description: Docker must be restarted for the change to take effect (true when the file changed).
+  returned: always
+  type: bool
+validated:
+  description: V(true) when C(dockerd --validate) accepted the result, V(false) when the validation was skipped or nothing changed.
+  returned: always
+  type: bool
+diff:
+  description: The file's text before and after.
+  returned: when changed or in diff mode
+  type: dict
+  contains:
+    before:
+      description: Text before.
+      type: str
+    after:
+      description: Text after.
+      type: str
+"""
+
+import os
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_bytes, to_native
+from ansible_collections.gpufleet.cluster.plugins.module_utils.docker_daemon_json import (
+    DaemonJsonError,
+    changed_keys,
+    check_config,
+    hosts_clash,
+    merge,
+    parse,
+    render,
+    same,
+    unit_fragments,
+    validate_argv,
+    validate_outcome,
+)
+
+
+def read_file(path):
+    """(text or None when absent, data)."""
+    if not os.path.exists(path):
+        return None, {}
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DaemonJsonError("%s is not UTF-8 text (byte %d)" % (path, exc.start))
+    return text, parse(text, path)
+
+
+def find_dockerd(module):
+    wanted = module.params["dockerd_path"]
+    if wanted:
+        if not os.access(wanted, os.X_OK):
+            module.fail_json(msg="dockerd_path %s is not an executable file" % wanted)
+        return wanted
+    return module.get_bin_path("dockerd", opt_dirs=["/usr/sbin", "/usr/bin", "/usr/local/bin"])
+
+
+def validate(module, text):
+    """True when dockerd accepted ``text``; False when skipped (warned); fails on a rejection."""
+    dockerd = find_dockerd(module)
+    if not dockerd:
+        module.warn("daemon.json not validated: no dockerd found (set dockerd_path, or validate=false)")
+        return False
+    fd, tmp = tempfile.mkstemp(prefix="daemon.", suffix=".json", dir=module.tmpdir)
+    with os.fdopen(fd, "wb") as f:
+        f.write(to_bytes(text))
+    argv = validate_argv(dockerd, tmp)
+    path_env = os.path.dirname(dockerd) + os.pathsep + os.environ.get("PATH", "")
+    rc, out, err = module.run_command(argv, environ_update={"LC_ALL": "C", "PATH": path_env})
+    outcome, message = validate_outcome(rc, out, err)
+    if outcome == "unsupported":
+        module.warn("daemon.json not validated: %s has no --validate (Docker >= 23.0 has it)" % dockerd)
+        return False
+    if outcome == "invalid":
+        module.fail_json(msg="dockerd rejects the resulting %s (file untouched): %s"
+                         % (module.params["path"], message.replace(tmp, "<result>")),
+                         cmd=" ".join(argv), rc=rc, stdout=out, stderr=err)
+    return True
+
+
+def write(module, path, text):
+    """Temp file in the same directory, then atomic_move (keeps the old file's mode, owner, context)."""
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        os.makedirs(directory, 0o755)
+    fd, tmp = tempfile.mkstemp(prefix=".daemon.json.", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(to_bytes(text))
+            f.flush()
+            os.fsync(f.fileno())
+        module.atomic_move(tmp, path, unsafe_writes=False)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            path=dict(type="path", default="/etc/docker/daemon.json"),
+            config=dict(type="raw", required=True),
+            state=dict(type="str", choices=["present", "absent"], default="present"),
+            validate=dict(type="bool", default=True),
+            dockerd_path=dict(type="path"),
+            backup=dict(type="bool", default=False),
+            systemd_root=dict(type="path", default="/"),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    path, state = p["path"], p["state"]
+    try:
+        config = p["config"]
+        if isinstance(config, str):
+            config = parse(config, "config")
+        elif not isinstance(config, dict):
+            raise DaemonJsonError("config must be a dict or JSON object text, not %s" % type(config).__name__)
+        if state == "present":
+            check_config(config)
+        before_text, before = read_file(path)
+        after = merge(before, config, state)
+    except DaemonJsonError as exc:
+        module.fail_json(msg=to_native(exc))
+    except (IOError, OSError) as exc:
+        module.fail_json(msg="cannot read %s: %s" % (path, to_native(exc)))
+
+    changed = not same(before, after)
+    # A file that does not exist and stays empty is not created.
+    after_text = render(after) if changed else (before_text or "")
+    result = dict(changed=changed, config=after, changed_keys=changed_keys(before, after),
+                  restart_required=changed, validated=False)
+    if changed or module._diff:
+        result["diff"] = dict(before=before_text or "", after=after_text,
+                              before_header=path, after_header=path)
+
+    if changed or "hosts" in config:
+        clash = hosts_clash(after, unit_fragments(p["systemd_root"]))
+        if clash:
+            module.fail_json(msg="%s (file untouched): %s" % (path, clash), **dict(result, changed=False))
+    if changed:
+        if p["validate"]:
+            result["validated"] = validate(module, after_text)
+        if not module.check_mode:
+            if p["backup"] and before_text is not None:
+                result["backup_file"] = module.backup_local(path)
+            try:
+                write(module, path, after_text)
+            except (IOError, OSError) as exc:
+                module.fail_json(msg="cannot write %s: %s" % (path, to_native(exc)), **dict(result, changed=False))
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
