@@ -289,7 +289,7 @@ def main():
     if changed or "hosts" in config:
         clash = hosts_clash(after, unit_fragments(p["systemd_root"]))
         if clash:
-            module.fail_json(msg="%s (file untouched): %s" % (path, clash), **dict(result, changed=False))
+            module.fail_json(**dict(result, changed=False, msg="%s (file untouched): %s" % (path, clash)))
     if changed:
         if p["validate"]:
             result["validated"] = validate(module, after_text)
@@ -299,7 +299,7 @@ def main():
             try:
                 write(module, path, after_text)
             except (IOError, OSError) as exc:
-                module.fail_json(msg="cannot write %s: %s" % (path, to_native(exc)), **dict(result, changed=False))
+                module.fail_json(**dict(result, changed=False, msg="cannot write %s: %s" % (path, to_native(exc))))
     module.exit_json(**result)
 
 

@@ -1,0 +1,212 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parse ``/proc/net/bonding/<bond>`` (Linux bonding driver) into a dict, with a ``degraded`` verdict.
+
+Pure functions over text (``parse``) or a ``proc_root`` (``read_all``). Unknown lines are ignored,
+missing lines are absent keys, so old (v3.6) and new driver layouts parse alike.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import os
+import re
+
+MODES = (
+    ("round-robin", "balance-rr"),
+    ("active-backup", "active-backup"),
+    ("(xor)", "balance-xor"),
+    ("broadcast", "broadcast"),
+    ("802.3ad", "802.3ad"),
+    ("transmit load balancing", "balance-tlb"),
+    ("adaptive load balancing", "balance-alb"),
+)
+
+ZERO_MAC = "00:00:00:00:00:00"
+
+_BOND_KEYS = {
+    "transmit hash policy": "xmit_hash_policy",
+    "mii status": "mii_status",
+    "mii polling interval (ms)": "miimon",
+    "up delay (ms)": "updelay",
+    "down delay (ms)": "downdelay",
+    "peer notification delay (ms)": "peer_notif_delay",
+    "arp polling interval (ms)": "arp_interval",
+    "arp ip target/s (n.n.n.n form)": "arp_ip_target",
+    "arp missed max": "arp_missed_max",
+}
+_LACP_KEYS = {
+    "lacp rate": "lacp_rate",
+    "lacp active": "lacp_active",
+    "min links": "min_links",
+    "aggregator selection policy (ad_select)": "ad_select",
+    "system priority": "system_priority",
+    "system mac address": "system_mac",
+}
+_AGG_KEYS = {
+    "aggregator id": "id",
+    "number of ports": "ports",
+    "actor key": "actor_key",
+    "partner key": "partner_key",
+    "partner mac address": "partner_mac",
+}
+_SLAVE_KEYS = {
+    "mii status": "mii_status",
+    "speed": "speed",
+    "duplex": "duplex",
+    "link failure count": "link_failure_count",
+    "permanent hw addr": "permanent_hw_addr",
+    "slave queue id": "queue_id",
+    "aggregator id": "aggregator_id",
+    "actor churn state": "actor_churn_state",
+    "partner churn state": "partner_churn_state",
+    "actor churned count": "actor_churned_count",
+    "partner churned count": "partner_churned_count",
+}
+_INTS = set(["miimon", "updelay", "downdelay", "peer_notif_delay", "arp_interval", "arp_missed_max", "min_links",
+             "system_priority", "id", "ports", "actor_key", "partner_key", "link_failure_count", "queue_id",
+             "aggregator_id", "actor_churned_count", "partner_churned_count", "port_key", "port_priority",
+             "port_number", "port_state", "oper_key"])
+
+
+def _value(key, text):
+    text = text.strip()
+    if key in _INTS:
+        try:
+            return int(text)
+        except ValueError:
+            return text
+    return text
+
+
+def mode_name(text):
+    low = text.lower()
+    for needle, name in MODES:
+        if needle in low:
+            return name
+    return None
+
+
+def parse(text):
+    """Parse one ``/proc/net/bonding/<bond>`` file (see module docstring)."""
+    bond = {"slaves": []}
+    section = "bond"
+    slave = None
+    pdu = None
+    for raw in (text or "").replace("\r", "").splitlines():
+        if not raw.strip():
+            pdu = None
+            continue
+        indented = raw[:1] in (" ", "\t")
+        line = raw.strip()
+        if line.startswith("Ethernet Channel Bonding Driver:"):
+            bond["driver_version"] = line.split(":", 1)[1].strip().split()[0]
+            continue
+        if line == "802.3ad info":
+            section = "lacp"
+            bond.setdefault("lacp", {})
+            continue
+        if line.rstrip(":") == "Active Aggregator Info":
+            section = "agg"
+            bond.setdefault("lacp", {})["active_aggregator"] = {}
+            continue
+        m = re.match(r"details (actor|partner) lacp pdu:", line)
+        if m and slave is not None:
+            pdu = slave.setdefault(m.group(1) + "_lacp_pdu", {})
+            continue
+        key, sep, value = line.partition(":")
+        if not sep:
+            continue
+        lkey = key.strip().lower()
+        if lkey == "slave interface":
+            slave = {"name": value.strip()}
+            bond["slaves"].append(slave)
+            section, pdu = "slave", None
+            continue
+        if pdu is not None and indented:
+            pdu[lkey.replace(" ", "_")] = _value(lkey.replace(" ", "_"), value)
+            continue
+        pdu = None
+        if section == "agg" and not indented:
+            section = "lacp"
+        if section == "slave":
+            if lkey in _SLAVE_KEYS:
+                slave[_SLAVE_KEYS[lkey]] = _value(_SLAVE_KEYS[lkey], value)
+        elif section == "agg" and lkey in _AGG_KEYS:
+            bond["lacp"]["active_aggregator"][_AGG_KEYS[lkey]] = _value(_AGG_KEYS[lkey], value)
+        elif section == "lacp" and lkey in _LACP_KEYS:
+            bond["lacp"][_LACP_KEYS[lkey]] = _value(_LACP_KEYS[lkey], value)
+        elif lkey == "bonding mode":
+            bond["mode_text"] = value.strip()
+            bond["mode"] = mode_name(value)
+        elif lkey == "primary slave":
+            name, dummy, rest = value.strip().partition(" ")
+            bond["primary_slave"] = None if name == "None" else name
+            m = re.search(r"primary_reselect (\w+)", rest)
+            if m:
+                bond["primary_reselect"] = m.group(1)
+        elif lkey == "currently active slave":
+            bond["active_slave"] = None if value.strip() == "None" else value.strip()
+        elif lkey in _BOND_KEYS:
+            bond[_BOND_KEYS[lkey]] = _value(_BOND_KEYS[lkey], value)
+    if "xmit_hash_policy" in bond:
+        bond["xmit_hash_policy"] = re.sub(r"\s*\(\d+\)$", "", bond["xmit_hash_policy"])
+    if "arp_ip_target" in bond:
+        bond["arp_ip_target"] = [t.strip() for t in bond["arp_ip_target"].split(",") if t.strip()]
+    for sl in bond["slaves"]:
+        m = re.match(r"(\d+)\s*Mbps", str(sl.get("speed", "")))
+        sl["speed_mbps"] = int(m.group(1)) if m else None
+        if sl.get("permanent_hw_addr") == "":
+            sl["permanent_hw_addr"] = None
+    bond["degraded_reasons"] = degraded_reasons(bond)
+    bond["degraded"] = bool(bond["degraded_reasons"])
+    return bond
+
+
+def degraded_reasons(bond):
+    """Why the bond is not at full strength; [] when it is."""
+    reasons = []
+    if bond.get("mii_status") not in (None, "up"):
+        reasons.append("bond MII status %s" % bond["mii_status"])
+    if not bond["slaves"]:
+        reasons.append("no slaves")
+    for sl in bond["slaves"]:
+        if sl.get("mii_status") not in (None, "up"):
+            reasons.append("slave %s MII status %s" % (sl["name"], sl["mii_status"]))
+    if bond.get("mode") == "active-backup" and "active_slave" in bond and bond["active_slave"] is None:
+        reasons.append("no active slave")
+    if bond.get("mode") == "802.3ad":
+        active = (bond.get("lacp") or {}).get("active_aggregator") or {}
+        agg_ids = set(sl["aggregator_id"] for sl in bond["slaves"] if "aggregator_id" in sl)
+        active_id = active.get("id")
+        if active_id is None and len(agg_ids) > 1:
+            reasons.append("slaves in different aggregators (%s)" % ", ".join(str(i) for i in sorted(agg_ids)))
+        for sl in bond["slaves"]:
+            if active_id is not None and "aggregator_id" in sl and sl["aggregator_id"] != active_id:
+                reasons.append("slave %s in aggregator %s, not the active aggregator %s" % (
+                    sl["name"], sl["aggregator_id"], active_id))
+            for side in ("actor", "partner"):
+                if sl.get(side + "_churn_state") == "churned":
+                    reasons.append("slave %s %s churned" % (sl["name"], side))
+        if active.get("partner_mac") == ZERO_MAC:
+            reasons.append("no LACP partner (partner MAC %s)" % ZERO_MAC)
+    return reasons
+
+
+def read_all(proc_root):
+    """{bond name: parse(file)} for every file in ``<proc_root>/proc/net/bonding``; {} when absent."""
+    base = os.path.join(proc_root, "proc", "net", "bonding")
+    out = {}
+    try:
+        names = sorted(os.listdir(base))
+    except OSError:
+        return out
+    for name in names:
+        try:
+            with open(os.path.join(base, name)) as handle:
+                out[name] = parse(handle.read())
+        except (IOError, OSError):
+            continue
+    return out

@@ -1,0 +1,100 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: bond_facts
+short_description: Linux bonding state from /proc/net/bonding, with a degraded verdict
+version_added: 0.1.0
+description:
+  - Parses every file in C(/proc/net/bonding/) into C(ansible_facts.bonding), keyed by bond name -
+    mode, primary and active slave, MII and ARP monitoring settings, transmit hash policy, LACP details
+    (rate, aggregator selection, active aggregator with partner MAC and keys) and per slave its MII
+    status, speed, duplex, link failure count, aggregator ID, churn states and LACP PDU details.
+  - Each bond gets C(degraded) and C(degraded_reasons) - a slave whose MII status is not up, an
+    active-backup bond without active slave, an 802.3ad slave outside the active aggregator (or slaves
+    spread over aggregators), an actor or partner churned, no LACP partner (partner MAC all zero).
+  - No bonding driver or no bonds gives an empty dict.
+author:
+  - gpufleet maintainers (@gpufleet)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.facts
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  facts:
+    support: full
+  platform:
+    platforms: posix
+options:
+  proc_root:
+    description: Directory under which C(proc/net/bonding/) is read. Point it at a recorded tree to test.
+    type: path
+    default: /
+"""
+
+EXAMPLES = r"""
+- name: Read bonds
+  gpufleet.cluster.bond_facts:
+
+- name: Fail on a degraded bond
+  ansible.builtin.assert:
+    that: not item.value.degraded
+    fail_msg: "{{ item.key }}: {{ item.value.degraded_reasons | join('; ') }}"
+  loop: "{{ ansible_facts.bonding | dict2items }}"
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: Facts added to the host.
+  returned: always
+  type: complex
+  contains:
+    bonding:
+      description:
+        - Bonds keyed by name. Each has C(mode) (C(balance-rr), C(active-backup), C(balance-xor),
+          C(broadcast), C(802.3ad), C(balance-tlb), C(balance-alb)), C(mode_text), C(driver_version),
+          C(mii_status), C(miimon), C(updelay), C(downdelay), and when present C(primary_slave),
+          C(primary_reselect), C(active_slave), C(xmit_hash_policy), C(arp_interval), C(arp_ip_target),
+          C(lacp) (C(lacp_rate), C(min_links), C(ad_select), C(system_priority), C(system_mac),
+          C(active_aggregator) with C(id), C(ports), C(actor_key), C(partner_key), C(partner_mac)),
+          C(slaves) (list of C(name), C(mii_status), C(speed), C(speed_mbps), C(duplex),
+          C(link_failure_count), C(permanent_hw_addr), C(queue_id), C(aggregator_id),
+          C(actor_churn_state), C(partner_churn_state), C(actor_churned_count), C(partner_churned_count),
+          C(actor_lacp_pdu), C(partner_lacp_pdu)), C(degraded) and C(degraded_reasons).
+      returned: always
+      type: dict
+      sample:
+        bond0:
+          mode: 802.3ad
+          xmit_hash_policy: layer3+4
+          mii_status: up
+          lacp: {lacp_rate: fast, active_aggregator: {id: 2, partner_mac: "00:00:00:00:00:00"}}
+          slaves: [{name: enp1s0f0, mii_status: down, aggregator_id: 1, speed_mbps: null}]
+          degraded: true
+          degraded_reasons: ["slave enp1s0f0 MII status down"]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpufleet.cluster.plugins.module_utils.bonding import read_all
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(proc_root=dict(type="path", default="/")),
+        supports_check_mode=True,
+    )
+    module.exit_json(changed=False, ansible_facts={"bonding": read_all(module.params["proc_root"])})
+
+
+if __name__ == "__main__":
+    main()

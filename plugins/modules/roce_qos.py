@@ -1,0 +1,498 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: roce_qos
+short_description: Declarative RoCE QoS of one netdev (trust, PFC, ETS, ECN/DCQCN, RDMA-CM ToS)
+version_added: 0.1.0
+description:
+  - Makes the lossless-RoCE settings of one RoCE netdev what they should be, and reports them.
+    A RoCE fabric collapses unless MTU, PFC, trust mode, ToS and ECN/DCQCN agree on every node.
+  - Reads the current state with C(mlnx_qos -i IF) or iproute2 C(dcb) (C(dcb -j pfc show),
+    C(dcb -j ets show), C(dcb app show)), the C(ecn/) files of the netdev in sysfs and the
+    RDMA-CM defaults in configfs.
+  - Only the options that are given are managed; the diff (C(--diff)) shows before and after of
+    exactly that subset. Only what differs is applied; afterwards the state is read again and the
+    module fails naming every value the kernel did not take.
+  - With I(tool=dcb), trust follows the mlx5 driver rule - DSCP trust while the APP table holds a
+    C(dscp-prio) entry - so I(trust=dscp) adds the map DSCP d -> priority d>>3 and I(trust=pcp)
+    removes the DSCP entries.
+  - Settings made here do not survive a reboot; I(persist_path) keeps the wanted state in a JSON file
+    (format in docs/network-tuning.md) for a boot-time re-apply.
+  - Returns the NCCL hints C(NCCL_IB_TC) (the RoCE ToS, DSCP<<2) and C(NCCL_IB_GID_INDEX) (the
+    RoCE v2 GID entry holding an IPv4 address of the netdev).
+author:
+  - gpufleet maintainers (@gpufleet)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - gpufleet.cluster.hardware_roots
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+  platform:
+    platforms: posix
+options:
+  interface:
+    description: RoCE netdev, for example C(ens1f0np0).
+    type: str
+    required: true
+  device:
+    description:
+      - RDMA device of I(interface) (C(mlx5_0)). Default is the first entry of
+        C(/sys/class/net/IF/device/infiniband/).
+    type: str
+  port:
+    description: RDMA port number for the RDMA-CM defaults and the GID table.
+    type: int
+    default: 1
+  tool:
+    description:
+      - Tool that reads and sets trust, PFC and ETS. C(auto) uses C(mlnx_qos) when it is installed,
+        else C(dcb).
+      - No tool is needed when none of I(trust), I(pfc), I(tc_tsa), I(tc_bw), I(prio_tc) is given;
+        the tool part of the facts is then empty when none is installed.
+    type: str
+    choices: [auto, dcb, mlnx_qos]
+    default: auto
+  dcb_path:
+    description: Path of C(dcb). Default is C(dcb) from C(PATH).
+    type: path
+  mlnx_qos_path:
+    description: Path of C(mlnx_qos). Default is C(mlnx_qos) from C(PATH).
+    type: path
+  trust:
+    description: Priority trust mode.
+    type: str
+    choices: [dscp, pcp]
+  pfc:
+    description:
+      - PFC per priority. Either a list of 8 booleans (priority 0 first) or the list of priorities
+        (integers 0-7) that have PFC on; the other priorities get it off. C([]) turns PFC off.
+    type: list
+    elements: raw
+  tc_tsa:
+    description: Transmission selection algorithm of the 8 traffic classes.
+    type: list
+    elements: str
+  tc_bw:
+    description: ETS bandwidth percentage of the 8 traffic classes.
+    type: list
+    elements: int
+  prio_tc:
+    description: Traffic class of each of the 8 priorities.
+    type: list
+    elements: int
+  ecn_np:
+    description:
+      - Priorities with ECN enabled at the notification point (C(ecn/roce_np/enable/PRIO)); the
+        others are disabled.
+    type: list
+    elements: int
+  ecn_rp:
+    description:
+      - Priorities with ECN enabled at the reaction point (C(ecn/roce_rp/enable/PRIO)); the others are
+        disabled.
+    type: list
+    elements: int
+  dcqcn_np:
+    description: Notification-point parameter files of C(ecn/roce_np/) and their integer values, for example C(cnp_dscp).
+    type: dict
+  dcqcn_rp:
+    description: Reaction-point parameter files of C(ecn/roce_rp/) and their integer values, for example C(rpg_time_reset).
+    type: dict
+  dscp:
+    description:
+      - DSCP (0-63) of the RoCE traffic. Sets C(default_roce_tos) to DSCP<<2 and is the base of the
+        C(NCCL_IB_TC) hint. Mutually exclusive with I(roce_tos).
+    type: int
+  roce_tos:
+    description: RDMA-CM C(default_roce_tos) (0-255).
+    type: int
+  roce_mode:
+    description: RDMA-CM C(default_roce_mode).
+    type: str
+    choices: ['RoCE v2', 'IB/RoCE v1']
+  configfs_root:
+    description: Mount point of configfs; C(rdma_cm/DEV/ports/N/) is read below it.
+    type: path
+    default: /sys/kernel/config
+  persist_path:
+    description:
+      - Write the wanted state to this JSON file (for example C(/etc/gpufleet/roce_qos/IF.json)) for a
+        boot-time re-apply. Written only when its content differs.
+    type: path
+"""
+
+EXAMPLES = r"""
+- name: Lossless RoCE on priority 3, DSCP 26, ECN on priority 3
+  gpufleet.cluster.roce_qos:
+    interface: ens1f0np0
+    trust: dscp
+    pfc: [3]
+    ecn_np: [3]
+    ecn_rp: [3]
+    dcqcn_np:
+      cnp_dscp: 48
+      cnp_802p_prio: 6
+    dscp: 26
+    roce_mode: RoCE v2
+    persist_path: /etc/gpufleet/roce_qos/ens1f0np0.json
+  register: qos
+
+- name: Use the hints
+  ansible.builtin.debug:
+    msg: "NCCL_IB_TC={{ qos.nccl_env.NCCL_IB_TC }} NCCL_IB_GID_INDEX={{ qos.nccl_env.NCCL_IB_GID_INDEX }}"
+
+- name: Only read the state, with iproute2 dcb
+  gpufleet.cluster.roce_qos:
+    interface: ens1f0np0
+    tool: dcb
+"""
+
+RETURN = r"""
+changed:
+  description: Whether a setting (or the persistence file) was, or in check mode would be, changed.
+  returned: always
+  type: bool
+commands:
+  description: Tool command lines run, or in check mode that would run.
+  returned: always
+  type: list
+  elements: list
+  sample: [["mlnx_qos", "-i", "ens1f0np0", "--trust", "dscp", "--pfc", "0,0,0,1,0,0,0,0"]]
+writes:
+  description: sysfs/configfs files written (or that would be), with the value.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"path": "/sys/class/net/ens1f0np0/ecn/roce_np/enable/3", "value": "1"}]
+nccl_env:
+  description: NCCL hints; a value is null when it cannot be derived.
+  returned: always
+  type: dict
+  sample: {"NCCL_IB_TC": 104, "NCCL_IB_GID_INDEX": 3}
+diff:
+  description: Managed settings before and after.
+  returned: when changed or in diff mode
+  type: dict
+ansible_facts:
+  description: Facts added to the host.
+  returned: always
+  type: complex
+  contains:
+    roce_qos:
+      description:
+        - Current QoS state (after the change; in check mode before it) of the netdev. Keys
+          C(interface), C(device), C(port), C(tool), C(trust), C(pfc) (8 booleans),
+          C(pfc_enabled) (priorities), C(tc_tsa), C(tc_bw), C(prio_tc), C(dscp2prio), C(ecn)
+          (C(np)/C(rp) with C(enable) and C(params)), C(rdma_cm), C(gids), C(nccl_env); keys whose
+          source is missing are absent or null.
+      returned: always
+      type: dict
+"""
+
+import json
+import os
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.parsing.convert_bool import boolean
+from ansible_collections.gpufleet.cluster.plugins.module_utils import dcb as dcb_utils
+from ansible_collections.gpufleet.cluster.plugins.module_utils import mlnx_qos as mlnx_utils
+from ansible_collections.gpufleet.cluster.plugins.module_utils import roce_sysfs
+
+TOOL_KEYS = ("trust", "pfc", "tc_tsa", "tc_bw", "prio_tc")
+PERSIST_FORMAT = "gpufleet.roce_qos/1"
+
+
+def normalize_pfc(value):
+    """8 booleans, or priorities -> 8 booleans; ValueError when neither."""
+    if value is None:
+        return None
+    if len(value) == 8 and all(isinstance(v, bool) or (isinstance(v, str) and not v.isdigit()) for v in value):
+        return [boolean(v) for v in value]
+    prios = set()
+    for item in value:
+        if isinstance(item, bool) or int(item) < 0 or int(item) > 7:
+            raise ValueError("pfc: %r is neither 8 booleans nor a list of priorities 0-7" % (value,))
+        prios.add(int(item))
+    return [p in prios for p in range(8)]
+
+
+def validate(module):
+    p = module.params
+    errors = []
+    try:
+        p["pfc"] = normalize_pfc(p["pfc"])
+    except (TypeError, ValueError) as exc:
+        errors.append(str(exc))
+    for key, low, high in (("tc_bw", 0, 100), ("prio_tc", 0, 7)):
+        if p[key] is not None and (len(p[key]) != 8 or any(v < low or v > high for v in p[key])):
+            errors.append("%s: 8 integers %d-%d are needed, got %r" % (key, low, high, p[key]))
+    tsa_ok = ("strict", "ets", "vendor")
+    if p["tc_tsa"] is not None and (len(p["tc_tsa"]) != 8 or any(v not in tsa_ok for v in p["tc_tsa"])):
+        errors.append("tc_tsa: 8 of strict, ets, vendor are needed, got %r" % (p["tc_tsa"],))
+    for key in ("ecn_np", "ecn_rp"):
+        if p[key] is not None and any(v < 0 or v > 7 for v in p[key]):
+            errors.append("%s: priorities 0-7 are allowed, got %r" % (key, p[key]))
+    for key in ("dcqcn_np", "dcqcn_rp"):
+        for name, value in (p[key] or {}).items():
+            if not roce_sysfs.PARAM_RE.match(name) or name == "enable":
+                errors.append("%s: %r is not a parameter file name" % (key, name))
+            try:
+                int(value)
+            except (TypeError, ValueError):
+                errors.append("%s.%s: an integer is needed, got %r" % (key, name, value))
+    if p["dscp"] is not None and not 0 <= p["dscp"] <= 63:
+        errors.append("dscp: 0-63 is allowed, got %d" % p["dscp"])
+    if p["roce_tos"] is not None and not 0 <= p["roce_tos"] <= 255:
+        errors.append("roce_tos: 0-255 is allowed, got %d" % p["roce_tos"])
+    if errors:
+        module.fail_json(msg="; ".join(errors))
+
+
+class Tool(object):
+    def __init__(self, module, kind, binary):
+        self.module, self.kind, self.binary = module, kind, binary
+        self.app = {}
+
+    def run(self, argv):
+        rc, out, err = self.module.run_command(argv, environ_update={"LC_ALL": "C"})
+        if rc != 0:
+            self.module.fail_json(msg="%s failed (rc %d): %s" % (" ".join(argv), rc, (err or out).strip()),
+                                  rc=rc, stdout=out, stderr=err, cmd=argv)
+        return out
+
+    def read(self, interface):
+        if self.kind == "mlnx_qos":
+            state = mlnx_utils.parse(self.run([self.binary, "-i", interface]))
+            if "tc_bw" in state:  # mlnx_qos prints no bw for non-ETS classes: their share is 0
+                state["tc_bw"] = [bw or 0 for bw in state["tc_bw"]]
+            return state
+        state = {}
+        pfc = dcb_utils.parse_pfc(self.run([self.binary, "-j", "pfc", "show", "dev", interface]))
+        if "pfc" in pfc:
+            state["pfc"] = pfc["pfc"]
+        state.update(dcb_utils.parse_ets(self.run([self.binary, "-j", "ets", "show", "dev", interface])))
+        self.app = dcb_utils.parse_app(self.run([self.binary, "app", "show", "dev", interface]))
+        state["dscp2prio"] = self.app["dscp2prio"]
+        state["trust"] = dcb_utils.trust_from_app(self.app)
+        return state
+
+    def argvs(self, interface, changes):
+        if self.kind == "mlnx_qos":
+            argv = mlnx_utils.set_argv(self.binary, interface, changes)
+            return [argv] if argv else []
+        return dcb_utils.set_argvs(self.binary, interface, changes, self.app)
+
+
+def find_tool(module):
+    p = module.params
+    wanted = any(p[k] is not None for k in TOOL_KEYS)
+    order = ["mlnx_qos", "dcb"] if p["tool"] == "auto" else [p["tool"]]
+    for kind in order:
+        path = p[kind + "_path"]
+        if path:
+            if os.path.isfile(path) and os.access(path, os.X_OK):
+                return Tool(module, kind, path)
+            continue
+        found = module.get_bin_path(kind)
+        if found:
+            return Tool(module, kind, found)
+    if wanted:
+        module.fail_json(msg="no QoS tool found (tool=%s; tried %s): install mlnx-tools or iproute2 dcb, "
+                             "or set dcb_path/mlnx_qos_path" % (p["tool"], ", ".join(order)))
+    return None
+
+
+def sysfs_wanted(p, sysfs_root, interface, configfs_root, device):
+    """{path: (key, wanted string)} for the managed sysfs/configfs files."""
+    out = {}
+    for point in roce_sysfs.POINTS:
+        prios = p["ecn_" + point]
+        if prios is not None:
+            for prio in range(8):
+                out[roce_sysfs.ecn_enable_path(sysfs_root, interface, point, prio)] = (
+                    "ecn_%s[%d]" % (point, prio), "1" if prio in prios else "0")
+        for name, value in sorted((p["dcqcn_" + point] or {}).items()):
+            out[roce_sysfs.ecn_param_path(sysfs_root, interface, point, name)] = (
+                "dcqcn_%s.%s" % (point, name), str(int(value)))
+    tos = p["roce_tos"] if p["roce_tos"] is not None else (p["dscp"] << 2 if p["dscp"] is not None else None)
+    base = roce_sysfs.rdma_cm_port_dir(configfs_root, device, p["port"]) if device else None
+    if tos is not None:
+        out[os.path.join(base, "default_roce_tos")] = ("roce_tos", str(tos))
+    if p["roce_mode"] is not None:
+        out[os.path.join(base, "default_roce_mode")] = ("roce_mode", p["roce_mode"])
+    return out
+
+
+def read_file(path):
+    try:
+        with open(path) as handle:
+            return handle.read().strip()
+    except (IOError, OSError):
+        return None
+
+
+def gather(module, tool, device):
+    p = module.params
+    facts = {"interface": p["interface"], "device": device, "port": p["port"],
+             "tool": tool.kind if tool else None}
+    if tool:
+        facts.update(tool.read(p["interface"]))
+    if facts.get("pfc") is not None:
+        facts["pfc_enabled"] = [i for i, on in enumerate(facts["pfc"]) if on]
+    facts["ecn"] = roce_sysfs.read_ecn(p["sysfs_root"], p["interface"])
+    facts["rdma_cm"] = roce_sysfs.read_rdma_cm(p["configfs_root"], device, p["port"]) if device else {}
+    facts["gids"] = roce_sysfs.read_gids(p["sysfs_root"], device, p["port"]) if device else []
+    tos = facts["rdma_cm"].get("default_roce_tos")
+    if tos is None and p["dscp"] is not None:
+        tos = p["dscp"] << 2
+    facts["nccl_env"] = {"NCCL_IB_TC": tos,
+                         "NCCL_IB_GID_INDEX": roce_sysfs.roce_v2_ipv4_gid_index(facts["gids"], p["interface"])}
+    return facts
+
+
+def persist_text(p, tool, device):
+    settings = {}
+    for key in TOOL_KEYS + ("ecn_np", "ecn_rp", "dcqcn_np", "dcqcn_rp", "dscp", "roce_tos", "roce_mode"):
+        if p[key] is not None:
+            value = p[key]
+            if key in ("ecn_np", "ecn_rp"):
+                value = sorted(set(value))
+            if key in ("dcqcn_np", "dcqcn_rp"):
+                value = dict((k, int(v)) for k, v in value.items())
+            settings[key] = value
+    doc = {"format": PERSIST_FORMAT, "interface": p["interface"], "device": device, "port": p["port"],
+           "tool": tool.kind if tool else None, "settings": settings}
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+def write_persist(module, path, text):
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        os.makedirs(directory, 0o755)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".roce_qos.")
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+    os.chmod(tmp, 0o644)
+    module.atomic_move(tmp, path, unsafe_writes=False)
+
+
+def compare(module, tool, current, sysfs_map):
+    """(before, after, tool_changes, file_writes) of the managed subset."""
+    p = module.params
+    before, after, changes, writes = {}, {}, {}, []
+    for key in TOOL_KEYS:
+        if p[key] is None:
+            continue
+        have = current.get(key)
+        before[key] = have
+        after[key] = p[key]
+        if have != p[key]:
+            changes[key] = p[key]
+    for path, (key, value) in sorted(sysfs_map.items()):
+        have = read_file(path)
+        before[key] = have
+        after[key] = value
+        if have != value:
+            writes.append({"path": path, "value": value})
+    return before, after, changes, writes
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            interface=dict(type="str", required=True),
+            device=dict(type="str"),
+            port=dict(type="int", default=1),
+            tool=dict(type="str", default="auto", choices=["auto", "dcb", "mlnx_qos"]),
+            dcb_path=dict(type="path"),
+            mlnx_qos_path=dict(type="path"),
+            trust=dict(type="str", choices=["dscp", "pcp"]),
+            pfc=dict(type="list", elements="raw"),
+            tc_tsa=dict(type="list", elements="str"),
+            tc_bw=dict(type="list", elements="int"),
+            prio_tc=dict(type="list", elements="int"),
+            ecn_np=dict(type="list", elements="int"),
+            ecn_rp=dict(type="list", elements="int"),
+            dcqcn_np=dict(type="dict"),
+            dcqcn_rp=dict(type="dict"),
+            dscp=dict(type="int"),
+            roce_tos=dict(type="int"),
+            roce_mode=dict(type="str", choices=["RoCE v2", "IB/RoCE v1"]),
+            sysfs_root=dict(type="path", default="/"),
+            configfs_root=dict(type="path", default="/sys/kernel/config"),
+            persist_path=dict(type="path"),
+        ),
+        mutually_exclusive=[["dscp", "roce_tos"]],
+        supports_check_mode=True,
+    )
+    validate(module)
+    p = module.params
+    interface = p["interface"]
+    if not os.path.isdir(os.path.join(p["sysfs_root"], "sys", "class", "net", interface)):
+        module.fail_json(msg="netdev %s not found under %s/sys/class/net" % (interface, p["sysfs_root"].rstrip("/")))
+    device = p["device"] or (roce_sysfs.rdma_device_for(p["sysfs_root"], interface) or [None])[0]
+    wants_cm = p["dscp"] is not None or p["roce_tos"] is not None or p["roce_mode"] is not None
+    if wants_cm and not device:
+        module.fail_json(msg="no RDMA device found for %s (set device) but RDMA-CM defaults are requested" % interface)
+    for point in roce_sysfs.POINTS:
+        if (p["ecn_" + point] is not None or p["dcqcn_" + point]) and \
+                not os.path.isdir(roce_sysfs.ecn_dir(p["sysfs_root"], interface, point)):
+            module.fail_json(msg="%s has no ecn/roce_%s in sysfs (not an mlx5 RoCE netdev?)" % (interface, point))
+
+    tool = find_tool(module)
+    current = tool.read(interface) if tool else {}
+    sysfs_map = sysfs_wanted(p, p["sysfs_root"], interface, p["configfs_root"], device)
+    before, after, changes, writes = compare(module, tool, current, sysfs_map)
+    commands = tool.argvs(interface, changes) if changes else []
+
+    persist_changed = False
+    if p["persist_path"]:
+        text = persist_text(p, tool, device)
+        persist_changed = read_file(p["persist_path"]) != text.strip()
+        before["persist_path"] = p["persist_path"] if not persist_changed else None
+        after["persist_path"] = p["persist_path"]
+
+    changed = bool(changes or writes or persist_changed)
+    result = dict(changed=changed, commands=commands, writes=writes)
+    if changed and not module.check_mode:
+        for argv in commands:
+            tool.run(argv)
+        if wants_cm:
+            try:
+                roce_sysfs.ensure_rdma_cm_dir(p["configfs_root"], device)
+            except OSError as exc:
+                module.fail_json(msg="cannot create %s/rdma_cm/%s: %s" % (p["configfs_root"], device, exc))
+        for item in writes:
+            try:
+                roce_sysfs.write_value(item["path"], item["value"])
+            except (IOError, OSError) as exc:
+                module.fail_json(msg="cannot write %s to %s: %s" % (item["value"], item["path"], exc), **result)
+        if persist_changed:
+            write_persist(module, p["persist_path"], text)
+        # Read back: the kernel may refuse or round a value silently.
+        dummy, again, left, left_writes = compare(module, tool, tool.read(interface) if tool else {}, sysfs_map)
+        if left or left_writes:
+            wrong = sorted(left) + [w["path"] for w in left_writes]
+            module.fail_json(msg="the kernel did not take: %s" % ", ".join(wrong), **result)
+    if changed or module._diff:
+        result["diff"] = dict(before=before, after=after)
+    facts = gather(module, tool, device)
+    result["nccl_env"] = facts["nccl_env"]
+    result["ansible_facts"] = {"roce_qos": facts}
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

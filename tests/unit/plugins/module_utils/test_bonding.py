@@ -1,0 +1,89 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""bonding parser on every recorded ``/proc/net/bonding`` file of the corpus (values from the recordings)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.gpufleet.cluster.plugins.module_utils import bonding
+
+# Every recording in corpus/bonding/ with what it shows.
+EXPECTED = {
+    "telegraf-active-backup-eth3-down.txt": dict(
+        mode="active-backup", driver_version="v3.6.0", primary_slave="eth2", primary_reselect="always",
+        active_slave="eth2", miimon=100, degraded_reasons=["slave eth3 MII status down"],
+        slaves=[("eth3", "down", 1000, "full", 2), ("eth2", "up", 100, "full", 0)]),
+    "telegraf-802.3ad-2x10G.txt": dict(
+        mode="802.3ad", driver_version="v3.7.1", xmit_hash_policy="layer2", degraded_reasons=[],
+        lacp={"lacp_rate": "fast", "min_links": 0, "ad_select": "stable"},
+        slaves=[("eth0", "up", 10000, "full", 2), ("eth1", "up", 10000, "full", 1)]),
+    "telegraf-802.3ad-one-slave-down.txt": dict(
+        mode="802.3ad", xmit_hash_policy="layer2", degraded_reasons=["slave eth1 MII status down"],
+        slaves=[("eth0", "up", 10000, "full", 2), ("eth1", "down", None, "Unknown", 1)]),
+    "blackmetalz-802.3ad-one-slave-down-lacp-details.txt": dict(
+        mode="802.3ad", xmit_hash_policy="layer3+4",
+        degraded_reasons=["slave enp1s0f0 MII status down",
+                          "slave enp1s0f0 in aggregator 1, not the active aggregator 2",
+                          "slave enp1s0f0 actor churned", "slave enp1s0f0 partner churned",
+                          "slave enp1s0f1 partner churned", "no LACP partner (partner MAC 00:00:00:00:00:00)"],
+        slaves=[("enp1s0f0", "down", None, "Unknown", 2), ("enp1s0f1", "up", 1000, "full", 2)]),
+    "insights-active-backup-10G-2slaves.txt": dict(
+        mode="active-backup", primary_slave=None, active_slave="enp17s0f0", degraded_reasons=[],
+        slaves=[("enp17s0f0", "up", 10000, "full", 0), ("enp17s0f1", "up", 10000, "full", 0)]),
+    "insights-balance-rr-2x1G.txt": dict(
+        mode="balance-rr", degraded_reasons=[],
+        slaves=[("eno1", "up", 1000, "full", 0), ("eno2", "up", 1000, "full", 0)]),
+}
+
+
+def test_every_recording_has_expectations(corpus, corpus_full):
+    names = sorted(p.name for p in (corpus / "bonding").iterdir())
+    if corpus_full:
+        assert names == sorted(EXPECTED)
+    else:
+        assert set(names) <= set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_recording(corpus_file, name):
+    got = bonding.parse(corpus_file("bonding/" + name).read_text())
+    want = dict(EXPECTED[name])
+    slaves = want.pop("slaves")
+    for key, value in want.items():
+        if key == "lacp":
+            assert {k: got["lacp"][k] for k in value} == value
+        else:
+            assert got[key] == value, key
+    assert got["degraded"] is bool(want["degraded_reasons"])
+    assert got["mii_status"] == "up"
+    assert [(s["name"], s["mii_status"], s["speed_mbps"], s["duplex"], s["link_failure_count"])
+            for s in got["slaves"]] == slaves
+
+
+def test_lacp_details(corpus_file):
+    got = bonding.parse(corpus_file("bonding/blackmetalz-802.3ad-one-slave-down-lacp-details.txt").read_text())
+    assert got["lacp"]["active_aggregator"] == {"id": 2, "ports": 1, "actor_key": 9, "partner_key": 1,
+                                                "partner_mac": "00:00:00:00:00:00"}
+    assert got["lacp"]["system_mac"] == "00:25:90:85:81:f2" and got["lacp"]["system_priority"] == 65535
+    first = got["slaves"][0]
+    assert first["aggregator_id"] == 1 and first["actor_churn_state"] == "churned"
+    assert first["partner_churned_count"] == 2
+    assert first["actor_lacp_pdu"]["port_state"] == 71 and first["partner_lacp_pdu"]["oper_key"] == 1
+    assert got["slaves"][1]["actor_lacp_pdu"]["port_key"] == 9
+
+
+def test_telegraf_truncated_slave_and_empty_mac(corpus_file):
+    got = bonding.parse(corpus_file("bonding/telegraf-active-backup-eth3-down.txt").read_text())
+    assert got["slaves"][0]["permanent_hw_addr"] is None and got["slaves"][0]["queue_id"] == 0
+    assert "queue_id" not in got["slaves"][1]  # the recording stops before eth2's queue ID
+
+
+def test_synthetic_edge_cases():
+    assert bonding.parse("")["degraded_reasons"] == ["no slaves"]
+    text = ("Bonding Mode: fault-tolerance (active-backup)\nCurrently Active Slave: None\nMII Status: down\n"
+            "ARP Polling Interval (ms): 1000\nARP IP target/s (n.n.n.n form): 10.0.0.1, 10.0.0.2\n")
+    got = bonding.parse(text)
+    assert got["arp_interval"] == 1000 and got["arp_ip_target"] == ["10.0.0.1", "10.0.0.2"]
+    assert got["degraded_reasons"] == ["bond MII status down", "no slaves", "no active slave"]

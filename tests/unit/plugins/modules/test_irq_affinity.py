@@ -1,0 +1,140 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""irq_affinity in-process on a copy of the HANDMADE 2-socket proc/sys tree (real file I/O)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import os
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.gpufleet.cluster.plugins.modules import irq_affinity as mod
+
+TREE = Path(__file__).resolve().parents[2] / "fixtures" / "hand_made" / "irq" / "two-socket-mlx5-numa1-HANDMADE"
+MLX = "0000:81:00.0"
+
+
+def materialize(src, dst):
+    """Copy the HANDMADE tree; PCI directories are stored as 0000_81_00.0 (a colon is not a legal file
+    name character in the repository) and get their real name 0000:81:00.0 here."""
+    shutil.copytree(str(src), str(dst))
+    devices = Path(dst) / "sys" / "bus" / "pci" / "devices"
+    for entry in sorted(devices.iterdir()):
+        if re.match(r"^[0-9a-f]{4}_[0-9a-f]{2}_[0-9a-f]{2}\.[0-7]$", entry.name):
+            entry.rename(devices / entry.name.replace("_", ":"))
+    return Path(dst)
+
+
+@pytest.fixture
+def root(tmp_path):
+    return materialize(TREE, tmp_path / "root")
+
+
+def affinity(root, n):
+    return (root / "proc" / "irq" / str(n) / "smp_affinity_list").read_text().strip()
+
+
+def snapshot(root):
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def args(root, **kw):
+    out = dict(device=MLX, proc_root=str(root), sysfs_root=str(root), irqbalance_config=str(root / "etc" / "irqb"))
+    out.update(kw)
+    return out
+
+
+def test_local_node_reserved_four_steps(run_module, root):
+    a = args(root, reserved_cpus=["8", "9"])
+    before = snapshot(root)
+    first = run_module(mod.main, dict(a, _ansible_check_mode=True, _ansible_diff=True))
+    assert first["changed"] is True and snapshot(root) == before
+    assert first["diff"][0]["before"]["120"] == "0-31" and first["diff"][0]["after"]["120"] == "10"
+    # NUMA 1 minus reserved 8,9: cores 10-15 first, then the siblings 24-31, then round again.
+    assert first["device"]["cpus"] == [10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31]
+    second = run_module(mod.main, a)
+    assert second["changed"] is True
+    got = [affinity(root, n) for n in range(120, 136)]
+    assert got == ["10", "11", "12", "13", "14", "15", "24", "25", "26", "27", "28", "29", "30", "31", "10", "11"]
+    assert affinity(root, 0) == "0-31"  # other IRQs untouched
+    third = run_module(mod.main, a)
+    assert third["changed"] is False and not any(e["changed"] for e in third["plan"])
+    fourth = run_module(mod.main, dict(a, _ansible_check_mode=True))
+    assert fourth["changed"] is False
+
+
+def test_cpu_sets_compared_not_text(run_module, root):
+    run_module(mod.main, args(root, policy="explicit", cpus=["12-13"]))
+    (root / "proc" / "irq" / "120" / "smp_affinity_list").write_text("12\n")
+    res = run_module(mod.main, args(root, policy="explicit", cpus=["13", "12"]))
+    assert res["changed"] is False
+
+
+def test_explicit(run_module, root):
+    res = run_module(mod.main, args(root, policy="explicit", cpus=["2", "4-5"], irq_name_regex="mlx5_comp"))
+    assert res["changed"] is True and [e["irq"] for e in res["plan"]] == list(range(121, 136))
+    assert affinity(root, 121) == "2" and affinity(root, 122) == "4" and affinity(root, 123) == "5"
+    assert affinity(root, 120) == "0-31"  # async IRQ filtered out
+
+
+def test_spread_local_node_first(run_module, root):
+    res = run_module(mod.main, dict(args(root, policy="spread"), _ansible_check_mode=True))
+    assert res["device"]["cpus"][:8] == list(range(8, 16)) and res["device"]["cpus"][16:24] == list(range(0, 8))
+
+
+def test_interface_lookup(run_module, root):
+    net = root / "sys" / "class" / "net" / "ens1f0np0"
+    net.mkdir(parents=True)
+    os.symlink(str(root / "sys" / "bus" / "pci" / "devices" / MLX), str(net / "device"))
+    a = args(root, interface="ens1f0np0")
+    del a["device"]
+    res = run_module(mod.main, dict(a, _ansible_check_mode=True))
+    assert res["device"]["address"] == MLX and len(res["plan"]) == 16
+
+
+def test_errors(run_module, root):
+    res = run_module(mod.main, args(root, device="0000:17:00.0"))
+    assert res["failed"] and "no msi_irqs" in res["msg"]
+    res = run_module(mod.main, args(root, device="0000:82:00.0"))
+    assert res["failed"] and "IRQs 140" in res["msg"] and "/proc/irq" in res["msg"]
+    res = run_module(mod.main, args(root, device="0000:99:00.0"))
+    assert res["failed"] and "not found" in res["msg"]
+    res = run_module(mod.main, args(root, reserved_cpus=["8-15", "24-31"]))
+    assert res["failed"] and "no CPU left" in res["msg"]
+    res = run_module(mod.main, args(root, policy="explicit", cpus=["40"]))
+    assert res["failed"] and "not online" in res["msg"]
+
+
+def test_irqbalance_report_and_ban(run_module, root):
+    (root / "proc" / "777").mkdir()
+    (root / "proc" / "777" / "comm").write_text("irqbalance\n")
+    res = run_module(mod.main, dict(args(root), _ansible_check_mode=True))
+    assert res["irqbalance"]["running"] is True and res["irqbalance"]["action"] == "report"
+    assert "irqbalance is running (pid 777)" in str(res.get("warnings"))  # structured warnings in core 2.21
+    (root / "proc" / "777" / "comm").unlink()  # not running: ban writes the config, no restart
+    res = run_module(mod.main, args(root, irqbalance="ban"))
+    assert res["changed"] is True and res["irqbalance"]["config_changed"] is True
+    text = (root / "etc" / "irqb").read_text()
+    assert "--banirq=120" in text and "--banirq=135" in text
+    res = run_module(mod.main, args(root, irqbalance="ban"))
+    assert res["changed"] is False
+
+
+def test_irqbalance_stop_uses_systemctl(run_module, root, tmp_path, monkeypatch):
+    (root / "proc" / "777").mkdir()
+    (root / "proc" / "777" / "comm").write_text("irqbalance\n")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    log = tmp_path / "systemctl.log"
+    fake = bindir / "systemctl"
+    fake.write_text('#!/bin/sh\necho "$@" >> %s\n' % log)
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", "%s:%s" % (bindir, os.environ["PATH"]))
+    res = run_module(mod.main, dict(args(root, irqbalance="stop"), _ansible_check_mode=True))
+    assert res["changed"] is True and not log.exists()
+    res = run_module(mod.main, args(root, irqbalance="stop"))
+    assert res["irqbalance"]["action"] == "stopped" and log.read_text() == "stop irqbalance\n"

@@ -1,0 +1,255 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""roce_qos end to end on a copy of the HANDMADE sysfs/configfs tree (real file I/O), with
+
+- replayed recordings (``replay.py``) as ``dcb``/``mlnx_qos`` for ``--check --diff`` through
+  ``ansible localhost -m gpufleet.cluster.roce_qos``;
+- a small stateful fake ``dcb``/``mlnx_qos`` (state in a JSON file; ``show`` prints it in the tools'
+  formats, ``set`` changes it) for check -> apply -> apply -> check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.gpufleet.cluster.plugins.modules import roce_qos as mod
+
+REPO_ROOT = Path(__file__).resolve().parents[4]
+TREE = REPO_ROOT / "tests" / "unit" / "fixtures" / "hand_made" / "roce" / "cx6-roce-HANDMADE"
+sys.path.insert(0, str(REPO_ROOT / "tests" / "unit" / "fixtures" / "replay"))
+import replay  # noqa: E402  pylint: disable=wrong-import-position
+
+FAKE = textwrap.dedent('''
+    import json, sys
+    state_path, tool, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+    with open(state_path) as f:
+        st = json.load(f)
+    with open(state_path + ".log", "a") as f:
+        f.write(json.dumps(argv) + "\\n")
+    def save():
+        with open(state_path, "w") as f:
+            json.dump(st, f)
+    def csv(v):
+        return [x.strip() for x in v.split(",")]
+    if tool == "mlnx_qos":
+        i = 0
+        while i < len(argv):
+            a = argv[i]
+            if a == "--trust": st["trust"] = argv[i + 1]
+            elif a == "--pfc": st["pfc"] = [x == "1" for x in csv(argv[i + 1])]
+            elif a == "--tsa": st["tc_tsa"] = csv(argv[i + 1])
+            elif a == "--tcbw": st["tc_bw"] = [int(x) for x in csv(argv[i + 1])]
+            elif a == "--prio_tc": st["prio_tc"] = [int(x) for x in csv(argv[i + 1])]
+            i += 2 if a != "-i" else 2
+        save()
+        print("DCBX mode: OS controlled")
+        print("Priority trust state: " + st["trust"])
+        print("PFC configuration:")
+        print("        priority    0   1   2   3   4   5   6   7")
+        print("        enabled     " + "   ".join("1" if x else "0" for x in st["pfc"]) + "   ")
+        for tc in range(8):
+            bw = ", bw: %d%%" % st["tc_bw"][tc] if st["tc_tsa"][tc] == "ets" else ""
+            print("tc: %d ratelimit: unlimited, tsa: %s%s" % (tc, st["tc_tsa"][tc], bw))
+            print("         priority:  " + " ".join(str(p) for p in range(8) if st["prio_tc"][p] == tc))
+        sys.exit(0)
+    js = "-j" in argv
+    argv = [a for a in argv if a != "-j"]
+    obj, cmd = argv[0], argv[1]
+    if cmd == "show":
+        if obj == "pfc":
+            print(json.dumps({"pfc_cap": 8, "macsec_bypass": False, "delay": 0, "prio_pfc": st["pfc"]}))
+        elif obj == "ets":
+            print(json.dumps({"willing": False, "ets_cap": 8, "cbs": False, "tc_bw": st["tc_bw"],
+                              "tc_tsa": st["tc_tsa"], "prio_tc": st["prio_tc"]}))
+        elif obj == "app":
+            if st["app"]:
+                print("dscp-prio " + " ".join("%s:%s" % kv for kv in sorted(st["app"].items(), key=lambda x: int(x[0]))))
+        sys.exit(0)
+    pairs = [a.split(":") for a in argv[5:] if ":" in a]
+    if obj == "pfc":
+        for k, v in pairs: st["pfc"][int(k)] = v == "on"
+    elif obj == "ets":
+        key = None
+        for a in argv[4:]:
+            if ":" not in a:
+                key = a.replace("-", "_"); continue
+            k, v = a.split(":")
+            st[key][int(k)] = v if key == "tc_tsa" else int(v)
+    elif obj == "app" and cmd == "add":
+        for k, v in pairs: st["app"][k] = int(v)
+    elif obj == "app" and cmd == "del":
+        for k, v in pairs: st["app"].pop(k, None)
+    save()
+''')
+
+INITIAL = {"trust": "pcp", "pfc": [False] * 8, "tc_tsa": ["vendor"] * 8, "tc_bw": [0] * 8,
+           "prio_tc": [1, 0, 2, 3, 4, 5, 6, 7], "app": {}}
+
+
+def make_fake(directory, tool, state=None):
+    state_path = os.path.join(str(directory), tool + ".state.json")
+    with open(state_path, "w") as handle:
+        json.dump(state or INITIAL, handle)
+    script = os.path.join(str(directory), "fake_qos.py")
+    with open(script, "w") as handle:
+        handle.write(FAKE)
+    path = os.path.join(str(directory), tool)
+    with open(path, "w") as handle:
+        handle.write("#!/bin/sh\nexec %s %s %s %s \"$@\"\n" % (sys.executable, script, state_path, tool))
+    os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+    return path, state_path
+
+
+@pytest.fixture
+def tree(tmp_path):
+    dst = tmp_path / "root"
+    shutil.copytree(str(TREE), str(dst))
+    return dst
+
+
+def snapshot(root):
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def base_args(tree, **kw):
+    args = dict(interface="ens1f0np0", sysfs_root=str(tree), configfs_root=str(tree / "configfs"))
+    args.update(kw)
+    return args
+
+
+WANT = dict(trust="dscp", pfc=[3], ecn_np=[3], ecn_rp=[3], dcqcn_np={"cnp_dscp": 46}, dscp=26,
+            roce_mode="RoCE v2")
+
+
+@pytest.mark.parametrize("tool", ["mlnx_qos", "dcb"])
+def test_four_steps_in_process(run_module, tree, tmp_path, tool):
+    binary, state = make_fake(tmp_path, tool)
+    args = base_args(tree, tool=tool, persist_path=str(tmp_path / "etc" / "ens1f0np0.json"),
+                     **{tool + "_path": binary})
+    args.update(WANT)
+    if tool == "mlnx_qos":
+        args.update(tc_tsa=["ets"] * 8, tc_bw=[10, 10, 10, 30, 10, 10, 10, 10], prio_tc=list(range(8)))
+    fs_before, state_before = snapshot(tree), Path(state).read_text()
+
+    first = run_module(mod.main, dict(args, _ansible_check_mode=True, _ansible_diff=True))
+    assert first["changed"] is True and "failed" not in first
+    assert snapshot(tree) == fs_before and Path(state).read_text() == state_before
+    assert not (tmp_path / "etc").exists()
+    assert first["diff"]["before"]["pfc"] == [False] * 8 and first["diff"]["after"]["pfc"][3] is True
+    assert first["diff"]["before"]["ecn_np[3]"] == "0" and first["diff"]["after"]["ecn_np[3]"] == "1"
+    assert first["diff"]["after"]["roce_tos"] == "104"
+
+    second = run_module(mod.main, args)
+    assert second["changed"] is True, second
+    facts = second["ansible_facts"]["roce_qos"]
+    assert facts["trust"] == "dscp" and facts["pfc_enabled"] == [3]
+    assert facts["ecn"]["np"]["enable"][3] is True and facts["ecn"]["np"]["params"]["cnp_dscp"] == 46
+    assert facts["rdma_cm"] == {"default_roce_tos": 104, "default_roce_mode": "RoCE v2"}
+    assert second["nccl_env"] == {"NCCL_IB_TC": 104, "NCCL_IB_GID_INDEX": 3}
+    persisted = json.loads((tmp_path / "etc" / "ens1f0np0.json").read_text())
+    assert persisted["format"] == "gpufleet.roce_qos/1" and persisted["settings"]["pfc"][3] is True
+    if tool == "dcb":
+        assert facts["dscp2prio"]["26"] == 3  # JSON object keys are strings
+
+    third = run_module(mod.main, args)
+    assert third["changed"] is False and third["commands"] == [] and third["writes"] == []
+    fourth = run_module(mod.main, dict(args, _ansible_check_mode=True))
+    assert fourth["changed"] is False
+
+
+def test_kernel_refusal_fails(run_module, tree, tmp_path):
+    binary, state = make_fake(tmp_path, "mlnx_qos")
+    # A fake that ignores --pfc: the read-back must catch it.
+    Path(binary).write_text(Path(binary).read_text().replace('"$@"', '"$@" | sed s/x/x/'))
+    script = tmp_path / "fake_qos.py"
+    script.write_text(script.read_text().replace('st["pfc"] = [x == "1"', 'dummy = [x == "1"'))
+    res = run_module(mod.main, base_args(tree, tool="mlnx_qos", mlnx_qos_path=binary, pfc=[3]))
+    assert res["failed"] and "did not take: pfc" in res["msg"]
+
+
+def test_bad_input(run_module, tree):
+    res = run_module(mod.main, base_args(tree, pfc=[9], tc_bw=[1, 2]))
+    assert res["failed"] and "pfc" in res["msg"] and "tc_bw" in res["msg"]
+    res = run_module(mod.main, base_args(tree, interface="nope0"))
+    assert res["failed"] and "nope0" in res["msg"]
+    res = run_module(mod.main, base_args(tree, tool="dcb", dcb_path="/nonexistent/dcb", trust="dscp"))
+    assert res["failed"] and "no QoS tool" in res["msg"]
+
+
+def test_facts_only_without_tool(run_module, tree):
+    res = run_module(mod.main, base_args(tree, tool="dcb", dcb_path="/nonexistent/dcb"))
+    assert res["changed"] is False and res["ansible_facts"]["roce_qos"]["tool"] is None
+    assert res["nccl_env"]["NCCL_IB_GID_INDEX"] == 3
+
+
+def test_pfc_forms():
+    assert mod.normalize_pfc([3, 5]) == [False, False, False, True, False, True, False, False]
+    assert mod.normalize_pfc([False, False, False, True, False, False, False, False])[3] is True
+    assert mod.normalize_pfc(["off"] * 7 + ["on"])[7] is True
+    assert mod.normalize_pfc([]) == [False] * 8
+
+
+def adhoc(args, check=True, diff=True):
+    ansible = Path(sys.executable).parent / "ansible"
+    if not ansible.is_file():
+        pytest.skip("venv ansible missing (run scripts/setup)")
+    cmd = [str(ansible), "localhost", "-i", "localhost,", "-c", "local", "-e",
+           "ansible_python_interpreter=%s" % sys.executable, "-m", "gpufleet.cluster.roce_qos", "-a", json.dumps(args)]
+    cmd += ["--check"] if check else []
+    cmd += ["--diff"] if diff else []
+    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json", ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
+               ANSIBLE_NOCOLOR="1", ANSIBLE_DEPRECATION_WARNINGS="0")
+    proc = subprocess.run(cmd, cwd=str(REPO_ROOT), env=env, capture_output=True, text=True, timeout=180, check=False)
+    out = json.loads(proc.stdout[proc.stdout.index("{"):])
+    return proc.returncode, out["plays"][0]["tasks"][0]["hosts"]["localhost"]
+
+
+def test_adhoc_check_diff_replaying_mlnx_qos_recording(corpus_file, tree, tmp_path):
+    rec = corpus_file("mlnx_qos/spiderpool-mlnx_qos-fragment-trust-dscp-pfc5.txt")
+    binary, log = replay.make_replay(tmp_path, "mlnx_qos", {"stdout": str(rec)})
+    before = snapshot(tree)
+    rc, res = adhoc(base_args(tree, tool="mlnx_qos", mlnx_qos_path=binary, trust="dscp", pfc=[3], ecn_np=[3]))
+    assert rc == 0 and res["changed"] is True
+    assert res["diff"]["before"]["trust"] == "dscp" and res["diff"]["before"]["pfc"][5] is True
+    assert res["diff"]["after"]["pfc"] == [False, False, False, True, False, False, False, False]
+    assert res["commands"] == [[binary, "-i", "ens1f0np0", "--pfc", "0,0,0,1,0,0,0,0"]]
+    assert "trust" not in res["commands"][0] and snapshot(tree) == before
+    assert all(c["argv"][:2] == ["-i", "ens1f0np0"] and len(c["argv"]) == 2 for c in replay.calls(log))
+
+
+def test_adhoc_check_diff_replaying_dcb_recordings(corpus_file, tree, tmp_path):
+    pfc = corpus_file("mlnx_qos/dcb-pfc-show-cx3pro-prio3-on.txt")
+    app = corpus_file("mlnx_qos/dcb-app-show-dscp-prio.txt")
+    binary, log = replay.make_replay(tmp_path, "dcb", [{"if_arg": "pfc", "stdout": str(pfc)},
+                                                       {"if_arg": "app", "stdout": str(app)},
+                                                       {"if_arg": "ets", "stdout_text": ""}])
+    rc, res = adhoc(base_args(tree, tool="dcb", dcb_path=binary, pfc=[3], trust="pcp"))
+    assert rc == 0 and res["changed"] is False and res["commands"] == []
+    expected = {"pfc": [False, False, False, True, False, False, False, False], "trust": "pcp"}
+    assert res["diff"]["before"] == res["diff"]["after"] == expected
+    shown = [c["argv"][:3] for c in replay.calls(log)][:3]
+    assert shown == [["-j", "pfc", "show"], ["-j", "ets", "show"], ["app", "show", "dev"]]
+
+
+def test_adhoc_four_steps_stateful_dcb(tree, tmp_path):
+    binary, state = make_fake(tmp_path, "dcb")
+    args = base_args(tree, tool="dcb", dcb_path=binary, **WANT)
+    before = snapshot(tree)
+    results = []
+    for check in (True, False, False, True):
+        rc, res = adhoc(args, check=check)
+        assert rc == 0, res
+        results.append(res["changed"])
+        if len(results) == 1:
+            assert snapshot(tree) == before
+    assert results == [True, True, False, False]
