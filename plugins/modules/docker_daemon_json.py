@@ -247,6 +247,13 @@ def write(module, path, text):
             os.unlink(tmp)
 
 
+def fail(module, result, msg):
+    """Fail with everything computed so far; nothing was written, so changed is false."""
+    out = dict(result)
+    out.update(changed=False, msg=msg)
+    module.fail_json(**out)
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -289,7 +296,7 @@ def main():
     if changed or "hosts" in config:
         clash = hosts_clash(after, unit_fragments(p["systemd_root"]))
         if clash:
-            module.fail_json(**dict(result, changed=False, msg="%s (file untouched): %s" % (path, clash)))
+            fail(module, result, "%s (file untouched): %s" % (path, clash))
     if changed:
         if p["validate"]:
             result["validated"] = validate(module, after_text)
@@ -299,7 +306,7 @@ def main():
             try:
                 write(module, path, after_text)
             except (IOError, OSError) as exc:
-                module.fail_json(**dict(result, changed=False, msg="cannot write %s: %s" % (path, to_native(exc))))
+                fail(module, result, "cannot write %s: %s" % (path, to_native(exc)))
     module.exit_json(**result)
 
 
