@@ -29,15 +29,8 @@ description:
 author:
   - gpufleet maintainers (@gpufleet)
 extends_documentation_fragment:
+  - gpufleet.cluster.acceptance
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-    details: In check mode nothing runs; the module returns C(skipped=true), the reason and the command line.
-  diff_mode:
-    support: none
-  platform:
-    platforms: posix
 options:
   executable:
     description:
