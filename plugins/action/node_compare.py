@@ -17,7 +17,7 @@ from ansible_collections.gpufleet.cluster.plugins.module_utils.hwcheck import (
     validate_expected,
 )
 
-FACT_KEYS = ('pci', 'infiniband', 'nvidia_gpu', 'firmware')
+FACT_KEYS = ('pci', 'infiniband', 'nvidia_gpu', 'firmware', 'kernel', 'packages')
 
 ARGUMENT_SPEC = dict(
     facts=dict(type='dict'),

@@ -19,6 +19,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils.ibv_devinfo import parse_ibv_devinfo
+from ansible_collections.gpufleet.cluster.plugins.module_utils.version_lock import package_deviations, package_errors
 
 # Expectation keys of check_node() and the type each must have (validate_expected()).
 EXPECTED_KEYS = {
@@ -38,6 +39,8 @@ EXPECTED_KEYS = {
     'ib_mtu': 'int',
     'hca_firmware': 'str_or_dict',
     'ofed_version': 'str',
+    'kernel': 'str',
+    'packages': 'packages',
 }
 GPU_PCIE_KEYS = ('gen', 'width')
 # Port keys hca_ports may name, with how they compare.
@@ -169,6 +172,8 @@ def validate_expected(expected):
                     errors.append('expected.%s must be a version string or a non-empty dict of versions' % key)
             elif not isinstance(value, (str, int, float)) or isinstance(value, bool) or str(value) == '':
                 errors.append('expected.%s must be a version string or a dict of versions, got %r' % (key, value))
+        elif kind == 'packages':
+            errors.extend(package_errors(value, 'expected.packages'))
         elif kind == 'dict':
             if not isinstance(value, dict):
                 errors.append('expected.%s must be a dict, got %r' % (key, value))
@@ -422,6 +427,22 @@ def check_gpus(facts, expected):
 
 def check_stack(facts, expected):
     devs = []
+    if _set(expected, 'kernel'):
+        have = facts.get('kernel')
+        want = str(expected['kernel'])
+        if have != want:
+            devs.append(_mismatch('node', 'node', 'kernel', want, have,
+                                  None if have else 'not reported (no kernel fact)'))
+    if _set(expected, 'packages'):
+        installed = facts.get('packages')
+        if installed is None:
+            devs.append(deviation('node', 'packages', ', '.join('%s %s' % kv for kv in sorted(expected['packages'].items())),
+                                  None, 'node: installed packages not reported (package_facts did not run)'))
+        else:
+            for pkg, want, have in package_deviations(expected['packages'], installed):
+                devs.append(deviation('package %s' % pkg, 'package_version', want, have,
+                                      'package %s: version expected %s, found %s' % (
+                                          pkg, want, have if have is not None else 'not installed')))
     if _set(expected, 'ofed_version'):
         ofed = (facts.get('firmware') or {}).get('ofed') or {}
         have = ofed.get('version')

@@ -38,8 +38,10 @@ options:
   facts:
     description:
       - The host's facts, with any of the keys C(pci), C(infiniband), C(nvidia_gpu), C(firmware) (as the
-        facts modules return them) and C(ibv_devinfo) (raw C(ibv_devinfo) output, the only source of the
-        active IB MTU; C(null) when the tool is missing).
+        facts modules return them), C(ibv_devinfo) (raw C(ibv_devinfo) output, the only source of the
+        active IB MTU; C(null) when the tool is missing), C(kernel) (the running kernel release,
+        C(ansible_facts.kernel)) and C(packages) (the installed packages as M(ansible.builtin.package_facts)
+        returns them).
       - Defaults to those keys of the host's C(ansible_facts).
     type: dict
   expected:
@@ -59,6 +61,11 @@ options:
         every HCA; C(ib_mtu) (int) active MTU of every port (from C(facts.ibv_devinfo));
         C(hca_firmware) (str, or dict board_id/PSID to version) running firmware of every HCA, and no
         burned image waiting for a reset; C(ofed_version) (str) C(ofed_info -s) version.
+      - C(kernel) (str) running kernel release as C(uname -r) prints it; C(packages) (dict package name to
+        version) installed package versions - a version without a packaging revision (C(1.17.3)) matches any
+        revision of it, one with a revision (C(1.17.3-1)) must match exactly; a package not installed deviates.
+        The version lock of a profile (C(gpufleet_lock)) turns into these keys through the
+        P(gpufleet.cluster.version_lock_expectations#filter) filter.
     type: dict
     required: true
   fail_on_deviation:
