@@ -1,0 +1,31 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters for playbooks/rollout.yml (logic: plugins/module_utils/rollout.py)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpufleet.cluster.plugins.module_utils.rollout import PlanError, done_hosts, plan_batches
+
+
+def rollout_batches(hosts, serial, partitions=None, cap=None):
+    try:
+        return plan_batches(hosts, serial, partitions, cap)
+    except PlanError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
+def rollout_done_hosts(journal, rollout_id, lock_id):
+    return done_hosts(journal, rollout_id, lock_id)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {
+            'rollout_batches': rollout_batches,
+            'rollout_done_hosts': rollout_done_hosts,
+        }

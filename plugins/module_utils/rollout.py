@@ -1,0 +1,84 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Rollout planning (playbooks/rollout.yml): batches that respect ``serial`` and a cap on the nodes of one
+Slurm partition out of service at once, and the journal's per-node verdicts. Pure functions."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+DONE_VERDICTS = ('passed',)
+
+
+class PlanError(ValueError):
+    """Bad rollout input; the message names the variable."""
+
+
+def batch_size(spec, total, name='rollout_serial'):
+    """Hosts per batch for one ``serial`` item: an int >= 1 or ``"N%"`` (1-100) of ``total`` (floor, at least
+    1) - Ansible's own rule for ``serial``."""
+    if isinstance(spec, bool):
+        raise PlanError('%s: %r is not a batch size (an integer >= 1 or a percentage "1%%".."100%%")' % (name, spec))
+    if isinstance(spec, int):
+        if spec < 1:
+            raise PlanError('%s: %d is not a batch size: it must be >= 1 (0 would never roll anything out)' % (name, spec))
+        return spec
+    text = str(spec).strip()
+    if re.match(r'^\d+$', text):
+        return batch_size(int(text), total, name)
+    m = re.match(r'^(\d+(\.\d+)?)\s*%$', text)
+    if not m or not 0 < float(m.group(1)) <= 100:
+        raise PlanError('%s: %r is not a batch size (an integer >= 1 or a percentage "1%%".."100%%")' % (name, spec))
+    return max(1, int(total * float(m.group(1)) / 100))
+
+
+def plan_batches(hosts, serial, partitions=None, cap=None, name='rollout_serial'):
+    """Split ``hosts`` (ordered) into batches. ``serial`` is one size or a list of sizes (the last repeats, as
+    in Ansible). ``partitions`` maps a host to its partition name or list of names; ``cap`` (int >= 1 or None)
+    is the most hosts of one partition in a batch, i.e. out of service at once. A host that would break the
+    cap waits for a later batch; order is otherwise kept."""
+    hosts = list(hosts)
+    specs = serial if isinstance(serial, (list, tuple)) else [serial]
+    if not specs:
+        raise PlanError('%s: an empty list is not a batch size' % name)
+    sizes = [batch_size(s, len(hosts), name) for s in specs]
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+        raise PlanError('rollout_partition_cap: %r must be an integer >= 1 or null (no cap)' % (cap,))
+    partitions = partitions or {}
+
+    def parts(host):
+        value = partitions.get(host)
+        if value is None:
+            return []
+        return [value] if isinstance(value, str) else list(value)
+
+    batches, pending, i = [], list(hosts), 0
+    while pending:
+        size = sizes[min(i, len(sizes) - 1)]
+        batch, used, rest = [], {}, []
+        for host in pending:
+            ok = len(batch) < size and (cap is None or all(used.get(p, 0) < cap for p in parts(host)))
+            if ok:
+                batch.append(host)
+                for p in parts(host):
+                    used[p] = used.get(p, 0) + 1
+            else:
+                rest.append(host)
+        batches.append(batch)
+        pending, i = rest, i + 1
+    return batches
+
+
+def done_hosts(journal, rollout_id, lock_id):
+    """Hosts whose journal entry says this rollout (same id and same lock) already passed on them."""
+    out = []
+    for entry in journal or []:
+        if not isinstance(entry, dict):
+            continue
+        if entry.get('rollout_id') == rollout_id and entry.get('lock_id') == lock_id and \
+                entry.get('verdict') in DONE_VERDICTS and entry.get('host'):
+            out.append(entry['host'])
+    return sorted(set(out))
