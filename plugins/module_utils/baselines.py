@@ -8,7 +8,9 @@ Every number carries its public source. Two kinds of numbers:
 
 - ``spec``: a vendor specification (link rate, NVLink bandwidth), cited to the vendor page;
 - ``reference``: a measured figure from a public recording in the shared corpus (``../shared/corpus``,
-  MANIFEST.tsv gives repository, path and commit) on that model.
+  MANIFEST.tsv gives repository, path and commit) on that model, or - marked ``published`` - the low end of
+  a range a public page reports as measured on that model (cited by URL; no raw output behind it, so it is
+  the weaker kind and an inventory override should replace it once the fleet has its own recording).
 
 Warn and fail bands are derived from a ``reference`` with the two POLICY fractions below; they are
 gpufleet policy, not measurements, and are applied the same way everywhere. Models without a citable
@@ -68,7 +70,13 @@ GPU_BASELINES = {
         # spec: NVLink 4 900 GB/s per GPU - https://www.nvidia.com/en-us/data-center/h100/ ; HGX H100 "each GPU has
         # bidirectional BW of 900 GB/s" - https://astra-sim.github.io/astra-sim-docs/validation/hardware/gpu-validation-hgx-h100.html
         'nvlink_gbs_spec': 900.0,
-        'metrics': {},
+        'metrics': {
+            # published: "8xH100 SXM5 NVLink-only: busbw at large sizes 460-480 GB/s" (all_reduce_perf -b 8 -e 8G
+            # -f 2 -g 8) - https://docs.alayanew.com/en/docs/tech-blog/2026-05-06-nccl-tests ; the low end is used
+            'nccl_all_reduce_busbw_node': {'reference': 460.0, 'unit': 'GB/s', 'published': True,
+                                           'source': 'https://docs.alayanew.com/en/docs/tech-blog/2026-05-06-nccl-tests '
+                                                     '(8x H100 SXM5, 460-480 GB/s, low end)'},
+        },
     },
     'H200': {
         'match': ['H200'],
@@ -153,7 +161,7 @@ def baseline(kind, name, metric):
     else:
         warn, fail = round(ref * WARN_FRACTION, 3), round(ref * FAIL_FRACTION, 3)
     return {'model': model, 'metric': metric, 'reference': ref, 'warn': warn, 'fail': fail, 'unit': entry['unit'],
-            'source': entry['source'], 'lower_is_better': lower}
+            'source': entry['source'], 'lower_is_better': lower, 'published': bool(entry.get('published'))}
 
 
 def derive_rdma_gbps(port_rate_gbps):

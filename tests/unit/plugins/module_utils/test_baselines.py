@@ -36,10 +36,14 @@ def test_bands():
     band = baselines.baseline('gpu', 'NVIDIA A100-SXM4-40GB', 'nccl_all_reduce_busbw_node')
     assert band == {'model': 'A100-SXM4', 'metric': 'nccl_all_reduce_busbw_node', 'reference': 235.26,
                     'warn': 211.734, 'fail': 188.208, 'unit': 'GB/s',
-                    'source': 'microsoft/superbenchmark tests/data/nccl_allreduce.log', 'lower_is_better': False}
+                    'source': 'microsoft/superbenchmark tests/data/nccl_allreduce.log', 'lower_is_better': False,
+                    'published': False}
     lat = baselines.baseline('hca', 'ConnectX-7', 'rdma_send_lat_us')
     assert lat['fail'] == 1.587 and lat['warn'] == 1.411
-    assert baselines.baseline('gpu', 'NVIDIA H100 80GB HBM3', 'nccl_all_reduce_busbw_node') is None  # no citable run
+    h100 = baselines.baseline('gpu', 'NVIDIA H100 80GB HBM3', 'nccl_all_reduce_busbw_node')
+    assert h100['published'] and h100['reference'] == 460.0 and h100['fail'] == 368.0 and h100['warn'] == 414.0
+    assert baselines.baseline('gpu', 'NVIDIA H100 80GB HBM3', 'p2p_unidir_gbs') is None  # no citable run
+    assert baselines.baseline('gpu', 'NVIDIA H200', 'nccl_all_reduce_busbw_node') is None
     assert baselines.baseline('gpu', 'unknown', 'x') is None
 
 
