@@ -27,10 +27,10 @@ LOCK_FORMATS = {
     'mlnx_ofed': (r'^\d+\.\d+-\d+\.\d+\.\d+(\.\d+)?$', 'an MLNX_OFED version as ofed_info -s prints it, e.g. 5.8-1.0.1.1'),
     'ofed_version': (r'^[\w.-]+$', 'the exact ofed_info -s version, e.g. 24.10-1.1.4'),
     'container_toolkit': (r'^\d+\.\d+\.\d+(-[\w.~+]+)?$', 'an nvidia-container-toolkit version, e.g. 1.17.3'),
-    'hca_firmware': (r'^\d+\.\d+\.\d+$', 'an HCA firmware version MAJOR.MINOR.SUBMINOR (e.g. 28.42.1000), '
-                                         'or a dict board id (PSID) -> version'),
-    'vbios': (r'^[0-9A-Fa-f]{2}(\.[0-9A-Fa-f]{2}){4}$', 'a VBIOS version like 96.00.99.00.01, or a dict GPU product '
-                                                         'name -> version'),
+    'hca_firmware': (r'^\d+\.\d+\.\d+$',
+                     'an HCA firmware version MAJOR.MINOR.SUBMINOR (e.g. 28.42.1000), or a dict board id (PSID) -> version'),
+    'vbios': (r'^[0-9A-Fa-f]{2}(\.[0-9A-Fa-f]{2}){4}$',
+              'a VBIOS version like 96.00.99.00.01, or a dict GPU product name -> version'),
 }
 # Keys whose value may be a dict (per board id / GPU product) instead of one version.
 PER_DEVICE_KEYS = ('hca_firmware', 'vbios')

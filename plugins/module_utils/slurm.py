@@ -1,0 +1,230 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parsers for Slurm's ``scontrol show node -o`` and ``squeue`` output, and the node-state rules the
+``slurm_node`` module acts on.  Pure standard-library functions (no Slurm needed to run them).
+
+Slurm prints a node's state as a base state plus ``+``-joined flags, e.g. ``IDLE``, ``IDLE+DRAIN``
+(drained), ``MIXED+DRAIN`` / ``ALLOCATED+DRAIN`` (draining: jobs still run), ``DOWN*+DRAIN`` or
+``IDLE+NOT_RESPONDING``; a ``*`` after the base state means the node does not respond.  ``Reason=`` is
+stored by slurmctld with the user and time that set it: ``Reason=TEXT [USER@YYYY-MM-DDTHH:MM:SS]``."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import re
+
+# Key=Value tokens of one `scontrol -o` line. A key starts after whitespace; a value runs until the next key
+# (values such as OS= contain spaces). Reason= is cut out first because its free text may hold "x=y".
+_KEY_RE = re.compile(r'(?:^|\s)([A-Za-z][A-Za-z0-9_]*)=')
+_NEXT_KEY = r'(?=\s+[A-Za-z][A-Za-z0-9_]*=|\s*$)'
+# Reason=TEXT [USER@TIME]: TEXT runs up to the first "[user@time]" that ends the line or precedes a key, so the
+# free text may hold "x=y" and brackets; without the stamp it runs up to the next key.
+_REASON_RE = re.compile(r'(?:^|\s)Reason=(.*?)\s*\[([^\]@\s]*)@([^\]\s]*)\]' + _NEXT_KEY)
+_REASON_BARE_RE = re.compile(r'(?:^|\s)Reason=(.*?)' + _NEXT_KEY)
+
+# Base states a node can be in (slurm.h node_state_string); anything else is kept as printed.
+BASE_STATES = ('IDLE', 'MIXED', 'ALLOCATED', 'COMPLETING', 'DOWN', 'ERROR', 'FUTURE', 'UNKNOWN', 'PLANNED')
+# Base states in which jobs still hold the node: a DRAIN flag there means DRAINING, not DRAINED.
+BUSY_STATES = ('MIXED', 'ALLOCATED', 'COMPLETING')
+
+SQUEUE_FORMAT = '%i|%u|%T|%P|%j'
+# Job states that occupy a node (pending jobs have no node yet).
+SQUEUE_STATES = 'CONFIGURING,RUNNING,SUSPENDED,COMPLETING,STOPPED,SIGNALING'
+
+NOT_FOUND_RE = re.compile(r'Node \S+ not found', re.IGNORECASE)
+
+
+class SlurmParseError(ValueError):
+    pass
+
+
+def parse_state(text):
+    """``DOWN*+DRAIN+NOT_RESPONDING`` -> dict(state=the text, base='DOWN', flags=['DRAIN', 'NOT_RESPONDING'],
+    not_responding=True, drain=True, drained=..., draining=..., down=...)."""
+    text = (text or '').strip()
+    if not text:
+        raise SlurmParseError('empty node state')
+    parts = text.split('+')
+    base = parts[0]
+    star = base.endswith('*')
+    base = base.rstrip('*~#!%$@^-').upper()
+    flags = [p.strip().upper() for p in parts[1:] if p.strip()]
+    drain = 'DRAIN' in flags or base in ('DRAINED', 'DRAINING', 'DRAIN')
+    busy = base in BUSY_STATES or base == 'DRAINING' or 'COMPLETING' in flags
+    return {
+        'state': text,
+        'base_state': base,
+        'flags': flags,
+        'not_responding': star or 'NOT_RESPONDING' in flags,
+        'drain': drain,
+        'draining': drain and busy,
+        'drained': drain and not busy,
+        'down': base in ('DOWN', 'FAIL') or 'FAIL' in flags,
+        'busy': busy,
+    }
+
+
+def parse_kv_line(line):
+    """One ``scontrol show ... -o`` line -> dict of raw strings (Reason split into reason/_user/_time)."""
+    line = line.strip()
+    out = {}
+    m = _REASON_RE.search(line)
+    if m:
+        out['Reason'], out['ReasonUser'], out['ReasonTime'] = m.group(1).strip(), m.group(2), m.group(3)
+    else:
+        m = _REASON_BARE_RE.search(line)
+        if m:
+            out['Reason'], out['ReasonUser'], out['ReasonTime'] = m.group(1).strip(), None, None
+    if m:
+        line = (line[:m.start()] + ' ' + line[m.end():]).strip()
+    keys = list(_KEY_RE.finditer(line))
+    for i, km in enumerate(keys):
+        end = keys[i + 1].start() if i + 1 < len(keys) else len(line)
+        out[km.group(1)] = line[km.end():end].strip()
+    return out
+
+
+def _none(value):
+    if value is None:
+        return None
+    value = value.strip()
+    return None if value in ('', '(null)', 'N/A', 'n/a', 'n/s', 'None') else value
+
+
+def _int(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def parse_nodes(text):
+    """All nodes of ``scontrol show node -o [NAMES]`` -> list of node dicts (see :func:`node_from_kv`)."""
+    nodes = []
+    for line in (text or '').splitlines():
+        if not line.strip().startswith('NodeName='):
+            continue
+        nodes.append(node_from_kv(parse_kv_line(line)))
+    return nodes
+
+
+def node_from_kv(kv):
+    if 'NodeName' not in kv or 'State' not in kv:
+        raise SlurmParseError('not a node line (NodeName= and State= needed): %r' % sorted(kv))
+    node = {'name': kv['NodeName']}
+    node.update(parse_state(kv['State']))
+    reason = _none(kv.get('Reason'))
+    node['reason'] = reason or ''
+    node['reason_user'] = _none(kv.get('ReasonUser')) if reason else None
+    node['reason_time'] = _none(kv.get('ReasonTime')) if reason else None
+    node['node_addr'] = _none(kv.get('NodeAddr'))
+    node['partitions'] = [p for p in (_none(kv.get('Partitions')) or '').split(',') if p]
+    node['cpus_alloc'] = _int(kv.get('CPUAlloc'))
+    node['cpus_total'] = _int(kv.get('CPUTot'))
+    node['slurm_version'] = _none(kv.get('Version'))
+    return node
+
+
+def parse_node(text, name):
+    """The node called ``name`` from ``scontrol show node -o NAME`` output; SlurmParseError when absent."""
+    for node in parse_nodes(text):
+        if node['name'] == name:
+            return node
+    raise SlurmParseError('no NodeName=%s line in the scontrol output' % name)
+
+
+def parse_squeue(text):
+    """``squeue --noheader --format='%i|%u|%T|%P|%j'`` -> list of dict(job_id, user, state, partition, name).
+    The job name is the last field, so a name containing ``|`` stays whole."""
+    jobs = []
+    for line in (text or '').splitlines():
+        if not line.strip():
+            continue
+        parts = line.strip().split('|', 4)
+        if len(parts) != 5:
+            raise SlurmParseError('unexpected squeue line (want %s): %r' % (SQUEUE_FORMAT, line))
+        jobs.append({'job_id': parts[0], 'user': parts[1], 'state': parts[2], 'partition': parts[3],
+                     'name': parts[4]})
+    return jobs
+
+
+def owned(reason, prefix):
+    """True when a drain/down reason was set by this automation (starts with ``prefix``); an empty prefix
+    owns every reason."""
+    if not prefix:
+        return True
+    return (reason or '').startswith(prefix)
+
+
+def full_reason(reason, prefix):
+    """The reason as stored: ``reason`` when it already starts with ``prefix``, else ``prefix: reason``
+    (``gpufleet rollout 7: upgrading`` stays, ``rollout`` becomes ``gpufleet: rollout``)."""
+    reason = (reason or '').strip()
+    if prefix and not reason.startswith(prefix):
+        return '%s: %s' % (prefix, reason)
+    return reason
+
+
+def plan(node, state, reason, prefix, force):
+    """Decide what ``state`` needs on ``node`` (a parsed node).
+
+    Returns dict(action=None|'drain'|'resume'|'down', after=predicted {state, reason}, message=str,
+    skipped_foreign=bool).  ``reason`` is the full stored reason (:func:`full_reason`)."""
+    before = {'state': node['state'], 'reason': node['reason']}
+    foreign = bool(node['reason']) and not owned(node['reason'], prefix)
+    result = {'action': None, 'after': dict(before), 'message': '', 'skipped_foreign': False}
+    if state == 'query':
+        result['message'] = 'queried'
+        return result
+    if state == 'drain':
+        if node['drain'] and node['reason'] == reason:
+            result['message'] = 'already drained/draining with this reason'
+        elif (node['drain'] or node['down']) and foreign and not force:
+            result['skipped_foreign'] = True
+            result['message'] = ('already drained/down by someone else (reason %r); the reason is kept, set force=true '
+                                 'to replace it' % node['reason'])
+        else:
+            result['action'] = 'drain'
+            result['after'] = {'state': _with_flag(node, 'DRAIN'), 'reason': reason}
+            result['message'] = 'reason updated' if node['drain'] else 'drain requested'
+        return result
+    if state == 'down':
+        if node['base_state'] == 'DOWN' and node['reason'] == reason:
+            result['message'] = 'already down with this reason'
+        elif node['base_state'] == 'DOWN' and foreign and not force:
+            result['skipped_foreign'] = True
+            result['message'] = ('already down by someone else (reason %r); the reason is kept, set force=true '
+                                 'to replace it' % node['reason'])
+        else:
+            result['action'] = 'down'
+            flags = [f for f in node['flags'] if f not in ('COMPLETING',)]
+            base = 'DOWN' + ('*' if node['not_responding'] and 'NOT_RESPONDING' not in flags else '')
+            result['after'] = {'state': '+'.join([base] + flags), 'reason': reason}
+            result['message'] = 'down requested (running jobs are killed or requeued)'
+        return result
+    if state == 'resume':
+        if not (node['drain'] or node['down']):
+            result['message'] = 'not drained or down: nothing to resume'
+        elif foreign and not force:
+            result['skipped_foreign'] = True
+            result['message'] = ('not resumed: drained/down by someone else (reason %r by %s); set force=true to '
+                                 'resume it anyway' % (node['reason'], node['reason_user'] or 'unknown'))
+        else:
+            result['action'] = 'resume'
+            flags = [f for f in node['flags'] if f not in ('DRAIN', 'FAIL')]
+            base = 'IDLE' if node['base_state'] in ('DOWN', 'DRAINED', 'DRAIN', 'FAIL') else node['base_state']
+            if base == 'DRAINING':
+                base = 'MIXED'
+            result['after'] = {'state': '+'.join([base] + flags), 'reason': ''}
+            result['message'] = 'resume requested'
+        return result
+    raise ValueError('unknown state %r' % state)
+
+
+def _with_flag(node, flag):
+    if flag in node['flags']:
+        return node['state']
+    parts = node['state'].split('+')
+    return '+'.join([parts[0], flag] + parts[1:])

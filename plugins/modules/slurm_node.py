@@ -1,0 +1,387 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: slurm_node
+short_description: Drain, resume or down a Slurm node with a reason, and read its state and jobs
+version_added: 0.1.0
+description:
+  - Reads one node with C(scontrol show node -o NAME) and the jobs on it with C(squeue), then drains, resumes or
+    downs it with C(scontrol update nodename=NAME state=...) when, and only when, its state differs from the one
+    asked for. Run it where the Slurm commands reach slurmctld - the controller or a login node - usually with
+    C(delegate_to).
+  - "Slurm semantics. I(state=drain): the node takes no new jobs; running jobs go on. While jobs run the node is
+    DRAINING (C(MIXED+DRAIN) or C(ALLOCATED+DRAIN), C(drng) in sinfo), then DRAINED (C(IDLE+DRAIN)). Use
+    I(wait_idle) to wait for the jobs to end."
+  - "I(state=resume) clears DRAIN and DOWN (C(scontrol update state=RESUME)): a drained node takes jobs again, a
+    DOWN node returns to service if its slurmd responds (else it goes back to DOWN as not responding)."
+  - "I(state=down): the node is marked DOWN at once; its running jobs are killed (batch jobs that may be requeued
+    are requeued). With C(ReturnToService=2) in slurm.conf a DOWN node whose slurmd is alive returns to service
+    when it next registers, so a later run may find it up again and down it again."
+  - Ownership. Slurm stores the reason with the user and time that set it. A drained or down node whose reason does
+    not start with I(reason_prefix) belongs to someone else (an operator's manual drain, or Slurm's own
+    C(Not responding)); this module does not resume it, does not overwrite its reason and does not down it unless
+    I(force=true). It reports C(changed=false), C(foreign=true) and a warning instead, so a rollout never
+    undoes an operator's drain.
+  - "The stored reason is I(reason) when it starts with I(reason_prefix), else C(PREFIX: REASON) - so C(rollout)
+    is stored as C(gpufleet: rollout) and C(gpufleet rollout 7: upgrading) as it is. A drained node whose own reason
+    differs from the wanted one gets the new reason; that counts as C(changed)."
+  - Check mode reads the node and reports what would change, with the diff; it never waits.
+author:
+  - gpufleet maintainers (@gpufleet)
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+    details: The diff shows the node's state (base state and flags) and reason before and after.
+  platform:
+    platforms: posix
+options:
+  name:
+    description:
+      - Slurm NodeName of the node (one node, not a hostlist expression).
+    type: str
+    required: true
+  state:
+    description:
+      - C(drain), C(resume) or C(down) the node, or only C(query) it (never changes anything).
+    type: str
+    choices: [drain, resume, down, query]
+    default: query
+  reason:
+    description:
+      - Why the node is drained or down; required with I(state=drain) and I(state=down). Stored by Slurm
+        (prefixed with I(reason_prefix) and a colon unless it starts with I(reason_prefix)) and shown by C(sinfo -R).
+    type: str
+  reason_prefix:
+    description:
+      - Marks the drains and downs this automation owns. A reason that does not start with it is someone else's and
+        is left alone unless I(force=true). An empty string owns every reason.
+    type: str
+    default: gpufleet
+  force:
+    description:
+      - Resume, re-drain or down the node even when its current reason belongs to someone else.
+    type: bool
+    default: false
+  wait_idle:
+    description:
+      - After the action, wait until no job runs on the node (C(squeue) states CONFIGURING, RUNNING, SUSPENDED,
+        COMPLETING, STOPPED, SIGNALING). When I(timeout) passes first the module fails listing the jobs and leaves
+        the node as it is (drained nodes stay drained). Not done in check mode.
+    type: bool
+    default: false
+  timeout:
+    description: Seconds I(wait_idle) waits at most.
+    type: int
+    default: 3600
+  poll_interval:
+    description: Seconds between two C(squeue) calls while waiting.
+    type: int
+    default: 5
+  scontrol_path:
+    description: Path of C(scontrol). Default is C(scontrol) from C(PATH).
+    type: path
+  squeue_path:
+    description: Path of C(squeue). Default is C(squeue) from C(PATH).
+    type: path
+notes:
+  - The commands run with C(LC_ALL=C) and the environment of the task; set C(SLURM_CONF) through the task's
+    C(environment) to reach another cluster.
+  - Tested with Slurm 22.05.8 (Debian 12 C(slurm-wlm)) controller and nodes.
+seealso:
+  - name: scontrol
+    description: Slurm's scontrol manual (update NodeName, State, Reason).
+    link: https://slurm.schedmd.com/scontrol.html
+"""
+
+EXAMPLES = r"""
+- name: Drain the node before its driver update (on the Slurm controller)
+  gpufleet.cluster.slurm_node:
+    name: "{{ inventory_hostname_short }}"
+    state: drain
+    reason: "rollout driver 550 ({{ ansible_date_time.date | default('') }})"
+    wait_idle: true
+    timeout: 7200
+  delegate_to: slurm-ctl01
+
+- name: Put it back into service (not if an operator drained it meanwhile)
+  gpufleet.cluster.slurm_node:
+    name: "{{ inventory_hostname_short }}"
+    state: resume
+  delegate_to: slurm-ctl01
+
+- name: Read the node's state and jobs
+  gpufleet.cluster.slurm_node:
+    name: gpu017
+    state: query
+  delegate_to: login01
+  register: node
+
+- name: Take a broken node out now, killing its jobs
+  gpufleet.cluster.slurm_node:
+    name: gpu017
+    state: down
+    reason: "XID 79 on GPU 3"
+  delegate_to: slurm-ctl01
+"""
+
+RETURN = r"""
+name:
+  description: The node's name.
+  returned: always
+  type: str
+  sample: gpu017
+state:
+  description: The node's state as scontrol prints it (base state and C(+) flags) after the action.
+  returned: always
+  type: str
+  sample: MIXED+DRAIN
+base_state:
+  description: Base state without the not-responding C(*).
+  returned: always
+  type: str
+  sample: MIXED
+flags:
+  description: The state's flags.
+  returned: always
+  type: list
+  elements: str
+  sample: [DRAIN]
+drained:
+  description: DRAIN is set and no job holds the node (DRAINED).
+  returned: always
+  type: bool
+draining:
+  description: DRAIN is set and jobs still hold the node (DRAINING).
+  returned: always
+  type: bool
+down:
+  description: The base state is DOWN (or FAIL).
+  returned: always
+  type: bool
+not_responding:
+  description: slurmctld cannot reach the node's slurmd (C(*) or C(NOT_RESPONDING)).
+  returned: always
+  type: bool
+reason:
+  description: The reason Slurm stores for the node (without the user and time), empty when none.
+  returned: always
+  type: str
+  sample: "gpufleet: rollout driver 550"
+reason_user:
+  description: User who set the reason.
+  returned: always
+  type: str
+  sample: root
+reason_time:
+  description: When the reason was set (slurmctld's local time, as printed).
+  returned: always
+  type: str
+  sample: "2026-11-22T05:37:21"
+foreign:
+  description: The node's reason (before the action) does not start with I(reason_prefix).
+  returned: always
+  type: bool
+action:
+  description: The scontrol state that was (or in check mode would be) set, or null.
+  returned: always
+  type: str
+  sample: DRAIN
+message:
+  description: What was decided and why.
+  returned: always
+  type: str
+  sample: "not resumed: drained/down by someone else (reason 'bad fan' by alice); set force=true to resume it anyway"
+jobs:
+  description: Jobs on the node (C(squeue --nodelist)) after the action, and after the wait with I(wait_idle).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    job_id:
+      description: Job id (C(123), or C(123_4) for an array task).
+      type: str
+    user:
+      description: Owner of the job.
+      type: str
+    name:
+      description: Job name.
+      type: str
+    state:
+      description: Job state, for example C(RUNNING) or C(COMPLETING).
+      type: str
+    partition:
+      description: Partition of the job.
+      type: str
+  sample: [{job_id: "41", user: alice, name: train, state: RUNNING, partition: gpu}]
+waited:
+  description: Seconds spent waiting for the node to be idle (I(wait_idle)).
+  returned: always
+  type: float
+before:
+  description: The node's state and reason before the action.
+  returned: always
+  type: dict
+  sample: {state: MIXED, reason: ""}
+"""
+
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_text
+
+from ansible_collections.gpufleet.cluster.plugins.module_utils.slurm import (
+    NOT_FOUND_RE, SQUEUE_FORMAT, SQUEUE_STATES, SlurmParseError, full_reason, owned, parse_node, parse_squeue,
+    plan,
+)
+
+
+class Slurm(object):
+    def __init__(self, module):
+        self.module = module
+        p = module.params
+        self.scontrol = p['scontrol_path'] or module.get_bin_path('scontrol', required=True)
+        self.squeue = p['squeue_path'] or module.get_bin_path('squeue', required=True)
+
+    def run(self, argv):
+        rc, out, err = self.module.run_command(argv, environ_update={'LC_ALL': 'C', 'LANG': 'C'})
+        return rc, to_text(out), to_text(err)
+
+    def fail(self, argv, rc, out, err, what):
+        self.module.fail_json(msg='%s failed (rc=%s): %s' % (what, rc, (err or out).strip()), cmd=' '.join(argv),
+                              rc=rc, stdout=out, stderr=err)
+
+    def node(self, name):
+        argv = [self.scontrol, 'show', 'node', '-o', name]
+        rc, out, err = self.run(argv)
+        if rc != 0:
+            if NOT_FOUND_RE.search(err + out):
+                self.module.fail_json(msg='Slurm node %r not found (scontrol: %s); name must be a NodeName of '
+                                          'slurm.conf' % (name, (err or out).strip()), cmd=' '.join(argv), rc=rc)
+            self.fail(argv, rc, out, err, 'scontrol show node')
+        try:
+            return parse_node(out, name)
+        except SlurmParseError as e:
+            self.module.fail_json(msg='cannot read node %r from scontrol: %s' % (name, e), cmd=' '.join(argv),
+                                  stdout=out)
+
+    def jobs(self, name):
+        argv = [self.squeue, '--noheader', '--nodelist=' + name, '--states=' + SQUEUE_STATES,
+                '--format=' + SQUEUE_FORMAT]
+        rc, out, err = self.run(argv)
+        if rc != 0:
+            self.fail(argv, rc, out, err, 'squeue')
+        try:
+            return parse_squeue(out)
+        except SlurmParseError as e:
+            self.module.fail_json(msg=str(e), cmd=' '.join(argv), stdout=out)
+
+    def update(self, name, action, reason):
+        argv = [self.scontrol, 'update', 'nodename=' + name, 'state=' + action.upper()]
+        if action in ('drain', 'down'):
+            argv.append('reason=' + reason)
+        rc, out, err = self.run(argv)
+        if rc != 0:
+            self.fail(argv, rc, out, err, 'scontrol update')
+
+
+def job_list(jobs):
+    return ', '.join('%s (%s, user %s, %s)' % (j['job_id'], j['name'], j['user'], j['state']) for j in jobs)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            name=dict(type='str', required=True),
+            state=dict(type='str', default='query', choices=['drain', 'resume', 'down', 'query']),
+            reason=dict(type='str'),
+            reason_prefix=dict(type='str', default='gpufleet'),
+            force=dict(type='bool', default=False),
+            wait_idle=dict(type='bool', default=False),
+            timeout=dict(type='int', default=3600),
+            poll_interval=dict(type='int', default=5),
+            scontrol_path=dict(type='path'),
+            squeue_path=dict(type='path'),
+        ),
+        required_if=[('state', 'drain', ['reason']), ('state', 'down', ['reason'])],
+        supports_check_mode=True,
+    )
+    p = module.params
+    name = p['name'].strip()
+    if not name or any(c in name for c in ',[] '):
+        module.fail_json(msg='name must be one Slurm NodeName (no hostlist such as "gpu[01-04]" or "a,b"), got %r'
+                             % p['name'])
+    if p['state'] in ('drain', 'down') and not (p['reason'] or '').strip():
+        module.fail_json(msg='reason must not be empty with state=%s (Slurm requires a reason)' % p['state'])
+    if p['timeout'] < 0 or p['poll_interval'] < 1:
+        module.fail_json(msg='timeout must be >= 0 and poll_interval >= 1 (got timeout=%s, poll_interval=%s)'
+                             % (p['timeout'], p['poll_interval']))
+
+    slurm = Slurm(module)
+    node = slurm.node(name)
+    reason = full_reason(p['reason'], p['reason_prefix']) if p['state'] in ('drain', 'down') else None
+    decision = plan(node, p['state'], reason, p['reason_prefix'], p['force'])
+    before = {'state': node['state'], 'reason': node['reason']}
+    foreign = bool(node['reason']) and not owned(node['reason'], p['reason_prefix'])
+    changed = decision['action'] is not None
+    if decision['skipped_foreign']:
+        module.warn('slurm_node %s: %s' % (name, decision['message']))
+
+    if changed and not module.check_mode:
+        slurm.update(name, decision['action'], reason)
+        node = slurm.node(name)
+
+    jobs = slurm.jobs(name)
+    waited = 0.0
+    if p['wait_idle'] and not module.check_mode:
+        start = time.time()
+        while jobs and time.time() - start < p['timeout']:
+            time.sleep(min(p['poll_interval'], max(1, p['timeout'] - (time.time() - start))))
+            jobs = slurm.jobs(name)
+        waited = round(time.time() - start, 1)
+        node = slurm.node(name)
+
+    after = decision['after'] if module.check_mode else {'state': node['state'], 'reason': node['reason']}
+    result = dict(
+        changed=changed,
+        name=name,
+        state=node['state'],
+        base_state=node['base_state'],
+        flags=node['flags'],
+        drained=node['drained'],
+        draining=node['draining'],
+        down=node['down'],
+        not_responding=node['not_responding'],
+        reason=node['reason'],
+        reason_user=node['reason_user'],
+        reason_time=node['reason_time'],
+        foreign=foreign,
+        action=decision['action'].upper() if changed else None,
+        message=decision['message'],
+        jobs=jobs,
+        waited=waited,
+        before=before,
+    )
+    if module._diff:
+        result['diff'] = {'before': before, 'after': after,
+                          'before_header': 'slurm node %s' % name, 'after_header': 'slurm node %s' % name}
+    if p['wait_idle'] and jobs and not module.check_mode:
+        result['msg'] = ('node %s still runs %d job(s) after %ss (timeout): %s; the node is left as it is (%s)'
+                         % (name, len(jobs), p['timeout'], job_list(jobs), node['state']))
+        module.fail_json(**result)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()
