@@ -45,6 +45,10 @@ def plan_batches(hosts, serial, partitions=None, cap=None, name='rollout_serial'
     if not specs:
         raise PlanError('%s: an empty list is not a batch size' % name)
     sizes = [batch_size(s, len(hosts), name) for s in specs]
+    if isinstance(cap, str) and re.match(r'^\s*\d+\s*$', cap):
+        cap = int(cap)  # -e rollout_partition_cap=2 arrives as a string
+    elif isinstance(cap, str) and cap.strip().lower() in ('', 'none', 'null'):
+        cap = None
     if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
         raise PlanError('rollout_partition_cap: %r must be an integer >= 1 or null (no cap)' % (cap,))
     partitions = partitions or {}

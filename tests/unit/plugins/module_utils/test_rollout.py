@@ -56,6 +56,14 @@ def test_node_in_two_partitions_counts_for_both():
     assert plan_batches(['a', 'b', 'c', 'd'], 4, parts, cap=1) == [['a', 'd'], ['b', 'c']]
 
 
+def test_cap_from_the_command_line_is_a_string():
+    parts = {'a': 'p', 'b': 'p'}
+    assert plan_batches(['a', 'b'], 2, parts, cap='1') == [['a'], ['b']]
+    assert plan_batches(['a', 'b'], 2, parts, cap='') == [['a', 'b']]
+    with pytest.raises(PlanError):
+        plan_batches(['a', 'b'], 2, parts, cap='one')
+
+
 def test_bad_cap():
     with pytest.raises(PlanError) as exc:
         plan_batches(HOSTS, 2, {}, cap=0)

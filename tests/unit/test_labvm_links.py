@@ -1,0 +1,106 @@
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""scripts/labvm: parallel wires between the same two VMs (a bond needs two), their NIC order and speed,
+and the inventory limited to named VMs. No VM is started."""
+
+from __future__ import (absolute_import, division, print_function)
+
+__metaclass__ = type
+
+import importlib.machinery
+import importlib.util
+import json
+import os
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture
+def labvm(tmp_path, monkeypatch):
+    monkeypatch.setenv('GPUFLEET_LAB_DIR', str(tmp_path))
+    loader = importlib.machinery.SourceFileLoader('labvm_under_test', os.path.join(REPO, 'scripts', 'labvm'))
+    spec = importlib.util.spec_from_loader('labvm_under_test', loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def test_parallel_wires_have_distinct_ids_nets_and_speeds(labvm):
+    first = labvm.ensure_link('vmb-b', 'vmb-a', 1)
+    second = labvm.ensure_link('vmb-a', 'vmb-b', 2, 100000)
+    third = labvm.ensure_link('vmb-b', 'vmb-a', 3, 100000)
+    assert [first['id'], second['id'], third['id']] == ['vmb-a--vmb-b', 'vmb-a--vmb-b--2', 'vmb-a--vmb-b--3']
+    assert len({first['net'], second['net'], third['net']}) == 3
+    assert [first['speed'], second['speed'], third['speed']] == [None, 100000, 100000]
+    # recorded once: asking again returns the same record, whatever the order of the names
+    assert labvm.ensure_link('vmb-b', 'vmb-a', 2)['net'] == second['net']
+    assert labvm.link_ids('vmb-b', 'vmb-a', 3) == ['vmb-a--vmb-b', 'vmb-a--vmb-b--2', 'vmb-a--vmb-b--3']
+
+
+def test_nic_order_follows_the_wire_index_not_the_file_name(labvm):
+    for idx in (1, 2, 3):
+        labvm.ensure_link('vmb-a', 'vmb-b', idx)
+    labvm.ensure_link('vmb-a', 'vmc', 1)
+    # file names sort "vmb-a--vmb-b--2.json" before "vmb-a--vmb-b.json"; the NICs must not
+    names = sorted(os.listdir(labvm.LINKS))
+    assert names[0] == 'vmb-a--vmb-b--2.json'
+    ordered = sorted((lk for lk in labvm.all_links() if 'vmb-a' in lk['ends']), key=labvm.link_order)
+    assert [lk['id'] for lk in ordered] == ['vmb-a--vmb-b', 'vmb-a--vmb-b--2', 'vmb-a--vmb-b--3', 'vmb-a--vmc']
+
+
+def test_link_to_itself_is_refused(labvm):
+    with pytest.raises(SystemExit):
+        labvm.ensure_link('vmb-a', 'vmb-a')
+
+
+def test_inventory_lists_only_the_named_running_vms(labvm, monkeypatch):
+    for name, port in (('vmb-a', 2201), ('vmb-b', 2202), ('vmr-a', 2203)):
+        d = labvm.vm_dir(name)
+        os.makedirs(d)
+        with open(os.path.join(d, 'state.json'), 'w') as f:
+            json.dump({'name': name, 'pid': 1, 'ssh_port': port, 'links': {}}, f)
+    monkeypatch.setattr(labvm, 'running', labvm.load_state)
+    inv = labvm.inventory(['vmb-a', 'vmb-b'])
+    assert 'vmb-a:' in inv and 'vmb-b:' in inv and 'vmr-a' not in inv
+    assert 'vmr-a:' in labvm.inventory()
+
+
+def test_up_wires_three_nics_to_the_same_peer_with_per_wire_speed(labvm, monkeypatch, tmp_path):
+    """`up A --link B --link B:100000 --link B:100000` then `up B`: both ends get eth1..eth3 in the same
+    order on the same subnets, the speed only on the wires that asked for it (no qemu is started)."""
+    image = tmp_path / 'image'
+    image.mkdir()
+    started = []
+
+    class FakeProc(object):
+        def __init__(self, argv, **kw):
+            self.pid = 10000 + len(started)
+            started.append(argv)
+
+    ports = iter(range(40000, 40100))
+    monkeypatch.setattr(labvm, 'current_image', lambda: str(image))
+    monkeypatch.setattr(labvm, 'run', lambda *a, **kw: None)
+    monkeypatch.setattr(labvm, 'free_port', lambda *a, **kw: next(ports))
+    monkeypatch.setattr(labvm, 'pid_alive', lambda pid: pid >= 10000)
+    monkeypatch.setattr(labvm, 'wait_listening', lambda port, timeout=20: None)
+    monkeypatch.setattr(labvm.subprocess, 'Popen', FakeProc)
+
+    a = labvm.up_vm('vmt-a', 1024, ['vmt-b', 'vmt-b:100000', 'vmt-b:100000'])
+    b = labvm.up_vm('vmt-b', 1024, [])
+    nics_a = [x for x in started[0] if x.startswith('virtio-net-pci,netdev=l')]
+    nics_b = [x for x in started[1] if x.startswith('virtio-net-pci,netdev=l')]
+    assert [',speed=100000,duplex=full' in n for n in nics_a] == [False, True, True]
+    assert [',speed=100000,duplex=full' in n for n in nics_b] == [False, True, True]
+    by_dev_a = {v['dev']: v['address'] for v in a['links'].values()}
+    by_dev_b = {v['dev']: v['address'] for v in b['links'].values()}
+    assert sorted(by_dev_a) == sorted(by_dev_b) == ['eth1', 'eth2', 'eth3']
+    for dev in by_dev_a:  # the same wire on both ends: same /24, .1 and .2
+        assert by_dev_a[dev].rsplit('.', 1)[0] == by_dev_b[dev].rsplit('.', 1)[0]
+    # B connects to the ports A listens on, wire by wire
+    listens = [x for x in started[0] if x.startswith('socket,') and 'listen=' in x]
+    connects = [x for x in started[1] if x.startswith('socket,') and 'connect=' in x]
+    assert [x.rsplit(':', 1)[1] for x in listens] == [x.rsplit(':', 1)[1] for x in connects]
+    with pytest.raises(SystemExit):
+        labvm.up_vm('vmt-c', 1024, ['vmt-b:fast'])
