@@ -31,6 +31,7 @@ options:
       - name: GPUFLEET_DRIFT_DIR
 """
 
+import difflib
 import json
 import os
 
@@ -57,8 +58,13 @@ def _diffs(result):
             if 'prepared' in d:
                 out.append({'prepared': _short(d['prepared'])})
             elif 'before' in d or 'after' in d:
-                out.append({'path': d.get('before_header') or d.get('after_header'),
-                            'before': _short(d.get('before')), 'after': _short(d.get('after'))})
+                path = d.get('before_header') or d.get('after_header')
+                before, after = d.get('before'), d.get('after')
+                if isinstance(before, str) and isinstance(after, str):
+                    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), 'before', 'after', lineterm='')
+                    out.append({'path': path, 'unified': _short('\n'.join(lines))})
+                else:
+                    out.append({'path': path, 'before': _short(before), 'after': _short(after)})
     return out
 
 
