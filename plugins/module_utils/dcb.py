@@ -205,3 +205,13 @@ def set_argvs(binary, interface, changes, current_app=None):
                 argvs.append([binary, "app", "del", "dev", interface, "dscp-prio"]
                              + ["%d:%d" % kv for kv in sorted(current.items())])
     return argvs
+
+
+def replay_trust_argv(binary, interface, trust):
+    """One argv that makes ``trust`` true from any APP table and can run again with the same result:
+    ``app replace`` of the default DSCP map for dscp (mlx5 trusts DSCP while a dscp-prio entry
+    exists), ``app flush ... dscp-prio`` for pcp."""
+    if trust == "dscp":
+        return [binary, "app", "replace", "dev", interface, "dscp-prio"] + \
+            ["%d:%d" % kv for kv in sorted(default_dscp2prio().items())]
+    return [binary, "app", "flush", "dev", interface, "dscp-prio"]

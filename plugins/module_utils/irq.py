@@ -87,11 +87,20 @@ def pci_dir(sysfs_root, address):
     return os.path.join(sysfs_root, "sys", "bus", "pci", "devices", address)
 
 
+PCI_ADDRESS_RE = re.compile(r"^[0-9a-fA-F]{4,}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+
+
 def pci_address_of(sysfs_root, interface):
-    """PCI address of a netdev (basename of the ``device`` link's target); None when unknown."""
+    """PCI address of a netdev: the ``device`` link's target or, when that is not a PCI function
+    (virtio-net: ``.../0000:00:02.0/virtio0``), its nearest PCI ancestor; None when unknown."""
     path = os.path.join(sysfs_root, "sys", "class", "net", interface, "device")
     if not os.path.exists(path):
         return None
+    real = os.path.realpath(path)
+    for dummy in range(4):
+        if PCI_ADDRESS_RE.match(os.path.basename(real)):
+            return os.path.basename(real)
+        real = os.path.dirname(real)
     return os.path.basename(os.path.realpath(path))
 
 

@@ -25,7 +25,10 @@ description:
     C(dscp-prio) entry - so I(trust=dscp) adds the map DSCP d -> priority d>>3 and I(trust=pcp)
     removes the DSCP entries.
   - Settings made here do not survive a reboot; I(persist_path) keeps the wanted state in a JSON file
-    (format in docs/network-tuning.md) for a boot-time re-apply.
+    (format in docs/network-tuning.md) for a boot-time re-apply. Besides the settings the file holds a
+    C(replay) plan - absolute tool command lines (C(dcb app replace)/C(flush) rather than add/del) and
+    the sysfs/configfs values - that a program without Ansible can run again and again with the same
+    result, as the role C(gpufleet.cluster.roce_qos) does at boot.
   - Returns the NCCL hints C(NCCL_IB_TC) (the RoCE ToS, DSCP<<2) and C(NCCL_IB_GID_INDEX) (the
     RoCE v2 GID entry holding an IPv4 address of the netdev).
 author:
@@ -129,6 +132,9 @@ options:
     description:
       - Write the wanted state to this JSON file (for example C(/etc/gpufleet/roce_qos/IF.json)) for a
         boot-time re-apply. Written only when its content differs.
+      - Format C(gpufleet.roce_qos/2) - keys C(interface), C(device), C(port), C(tool), C(sysfs_root),
+        C(configfs_root), C(settings) (the options given) and C(replay) with C(mkdir) (configfs
+        directories to create), C(commands) (argv lists, run in order) and C(writes) (C(path)/C(value)).
     type: path
 """
 
@@ -211,7 +217,7 @@ from ansible_collections.gpufleet.cluster.plugins.module_utils import mlnx_qos a
 from ansible_collections.gpufleet.cluster.plugins.module_utils import roce_sysfs
 
 TOOL_KEYS = ("trust", "pfc", "tc_tsa", "tc_bw", "prio_tc")
-PERSIST_FORMAT = "gpufleet.roce_qos/1"
+PERSIST_FORMAT = "gpufleet.roce_qos/2"
 
 
 def normalize_pfc(value):
@@ -362,7 +368,20 @@ def gather(module, tool, device):
     return facts
 
 
-def persist_text(p, tool, device):
+def replay_commands(tool, interface, settings):
+    """Absolute tool argvs that set ``settings`` from any state, safe to run again (boot replay)."""
+    wanted = dict((k, settings[k]) for k in TOOL_KEYS if k in settings)
+    if not tool or not wanted:
+        return []
+    if tool.kind == "mlnx_qos":
+        return [mlnx_utils.set_argv(tool.binary, interface, wanted)]
+    argvs = dcb_utils.set_argvs(tool.binary, interface, dict((k, v) for k, v in wanted.items() if k != "trust"))
+    if "trust" in wanted:
+        argvs.append(dcb_utils.replay_trust_argv(tool.binary, interface, wanted["trust"]))
+    return argvs
+
+
+def persist_text(p, tool, device, sysfs_map):
     settings = {}
     for key in TOOL_KEYS + ("ecn_np", "ecn_rp", "dcqcn_np", "dcqcn_rp", "dscp", "roce_tos", "roce_mode"):
         if p[key] is not None:
@@ -372,8 +391,13 @@ def persist_text(p, tool, device):
             if key in ("dcqcn_np", "dcqcn_rp"):
                 value = dict((k, int(v)) for k, v in value.items())
             settings[key] = value
+    wants_cm = any(k in settings for k in ("dscp", "roce_tos", "roce_mode"))
+    replay = {"mkdir": [os.path.join(p["configfs_root"], "rdma_cm", device)] if wants_cm and device else [],
+              "commands": replay_commands(tool, p["interface"], settings),
+              "writes": [{"path": path, "value": value} for path, (dummy, value) in sorted(sysfs_map.items())]}
     doc = {"format": PERSIST_FORMAT, "interface": p["interface"], "device": device, "port": p["port"],
-           "tool": tool.kind if tool else None, "settings": settings}
+           "tool": tool.kind if tool else None, "sysfs_root": p["sysfs_root"],
+           "configfs_root": p["configfs_root"], "settings": settings, "replay": replay}
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 
@@ -459,7 +483,7 @@ def main():
 
     persist_changed = False
     if p["persist_path"]:
-        text = persist_text(p, tool, device)
+        text = persist_text(p, tool, device, sysfs_map)
         persist_changed = read_file(p["persist_path"]) != text.strip()
         before["persist_path"] = p["persist_path"] if not persist_changed else None
         after["persist_path"] = p["persist_path"]

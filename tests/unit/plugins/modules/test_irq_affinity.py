@@ -138,3 +138,72 @@ def test_irqbalance_stop_uses_systemctl(run_module, root, tmp_path, monkeypatch)
     assert res["changed"] is True and not log.exists()
     res = run_module(mod.main, args(root, irqbalance="stop"))
     assert res["irqbalance"]["action"] == "stopped" and log.read_text() == "stop irqbalance\n"
+
+
+def test_interface_lookup_virtio_net(run_module, root):
+    """virtio-net: /sys/class/net/eth0/device is the virtio device below the PCI function."""
+    virtio = root / "sys" / "bus" / "pci" / "devices" / MLX / "virtio0"
+    virtio.mkdir()
+    net = root / "sys" / "class" / "net" / "eth0"
+    net.mkdir(parents=True)
+    os.symlink(str(virtio), str(net / "device"))
+    a = args(root, interface="eth0")
+    del a["device"]
+    res = run_module(mod.main, dict(a, _ansible_check_mode=True))
+    assert res["device"]["address"] == MLX and len(res["plan"]) == 16
+
+
+def load_replay_program():
+    """The irq_affinity role's boot program, with the module's irq.py as its gpufleet_irq (the role
+    installs a copy of plugins/module_utils/irq.py under that name next to it)."""
+    import importlib.machinery
+    import importlib.util
+    import sys
+
+    from ansible_collections.gpufleet.cluster.plugins.module_utils import irq as irq_utils
+
+    sys.modules.setdefault("gpufleet_irq", irq_utils)
+    path = Path(__file__).resolve().parents[4] / "roles" / "irq_affinity" / "files" / "gpufleet_irq_affinity_replay.py"
+    loader = importlib.machinery.SourceFileLoader("gpufleet_irq_affinity_replay", str(path))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    prog = importlib.util.module_from_spec(spec)
+    loader.exec_module(prog)
+    return prog
+
+
+def test_boot_replay_program_repins_like_the_module(run_module, root, tmp_path, capsys):
+    """What the role persists (device, filter, ordered CPUs) re-pins a reset tree exactly as the module
+    did, twice without writing the second time; --check sees drift without changing anything."""
+    import json
+
+    prog = load_replay_program()
+    res = run_module(mod.main, args(root, reserved_cpus=["8-9"], irq_name_regex="mlx5_comp"))
+    assert res["changed"] is True and len(res["plan"]) == 15
+    pinned = {n: affinity(root, n) for n in range(120, 136)}
+    doc = {"format": "gpufleet.irq_affinity/1", "device": MLX, "interface": None, "irq_name_regex": "mlx5_comp",
+           "cpus": res["device"]["cpus"], "irq_count": len(res["plan"]), "proc_root": str(root), "sysfs_root": str(root)}
+    persist = tmp_path / "dev.json"
+    persist.write_text(json.dumps(doc))
+    for n in range(120, 136):
+        (root / "proc" / "irq" / str(n) / "smp_affinity_list").write_text("0-31\n")
+    assert prog.main(["--check", str(persist)]) == 1
+    assert "15 of 15 IRQ(s) differ" in capsys.readouterr().out and affinity(root, 121) == "0-31"
+    assert prog.main([str(persist)]) == 0
+    assert "15 IRQ(s), 15 written, 0 error(s)" in capsys.readouterr().out
+    assert {n: affinity(root, n) for n in range(121, 136)} == {n: pinned[n] for n in range(121, 136)}
+    assert affinity(root, 120) == "0-31"  # mlx5_async0 is not matched by the filter
+    assert prog.main([str(persist)]) == 0 and "15 written" not in capsys.readouterr().out
+    assert run_module(mod.main, args(root, reserved_cpus=["8-9"], irq_name_regex="mlx5_comp"))["changed"] is False
+
+
+def test_boot_replay_program_missing_device_and_bad_file(root, tmp_path, capsys):
+    import json
+
+    prog = load_replay_program()
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": "other"}))
+    assert prog.main([str(bad)]) == 2
+    gone = tmp_path / "gone.json"
+    gone.write_text(json.dumps({"format": "gpufleet.irq_affinity/1", "interface": "nope0", "cpus": [1],
+                                "proc_root": str(root), "sysfs_root": str(root)}))
+    assert prog.main(["--wait", "0.2", str(gone)]) == 1 and "nope0: device not found" in capsys.readouterr().err

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import json
 import os
 import shutil
@@ -25,6 +27,7 @@ import pytest
 from ansible_collections.gpufleet.cluster.plugins.modules import roce_qos as mod
 
 REPO_ROOT = Path(__file__).resolve().parents[4]
+REPLAY_PROG = REPO_ROOT / "roles" / "roce_qos" / "files" / "gpufleet_roce_qos_replay.py"
 TREE = REPO_ROOT / "tests" / "unit" / "fixtures" / "hand_made" / "roce" / "cx6-roce-HANDMADE"
 sys.path.insert(0, str(REPO_ROOT / "tests" / "unit" / "fixtures" / "replay"))
 import replay  # noqa: E402  pylint: disable=wrong-import-position
@@ -85,8 +88,10 @@ FAKE = textwrap.dedent('''
                 key = a.replace("-", "_"); continue
             k, v = a.split(":")
             st[key][int(k)] = v if key == "tc_tsa" else int(v)
-    elif obj == "app" and cmd == "add":
+    elif obj == "app" and cmd in ("add", "replace"):
         for k, v in pairs: st["app"][k] = int(v)
+    elif obj == "app" and cmd == "flush":
+        st["app"] = {}
     elif obj == "app" and cmd == "del":
         for k, v in pairs: st["app"].pop(k, None)
     save()
@@ -157,7 +162,19 @@ def test_four_steps_in_process(run_module, tree, tmp_path, tool):
     assert facts["rdma_cm"] == {"default_roce_tos": 104, "default_roce_mode": "RoCE v2"}
     assert second["nccl_env"] == {"NCCL_IB_TC": 104, "NCCL_IB_GID_INDEX": 3}
     persisted = json.loads((tmp_path / "etc" / "ens1f0np0.json").read_text())
-    assert persisted["format"] == "gpufleet.roce_qos/1" and persisted["settings"]["pfc"][3] is True
+    assert persisted["format"] == "gpufleet.roce_qos/2" and persisted["settings"]["pfc"][3] is True
+    replay_plan = persisted["replay"]
+    assert replay_plan["mkdir"] == [str(tree / "configfs" / "rdma_cm" / "mlx5_0")]
+    assert {w["path"].replace(str(tree), ""): w["value"] for w in replay_plan["writes"]}[
+        "/sys/class/net/ens1f0np0/ecn/roce_np/enable/3"] == "1"
+    assert len(replay_plan["writes"]) == 8 + 8 + 1 + 2  # ecn np/rp enables, cnp_dscp, tos, mode
+    if tool == "dcb":
+        assert [c[1:3] for c in replay_plan["commands"]] == [["pfc", "set"], ["app", "replace"]]
+        assert "26:3" in replay_plan["commands"][1]
+    else:
+        assert replay_plan["commands"] == [[binary, "-i", "ens1f0np0", "--trust", "dscp", "--pfc", "0,0,0,1,0,0,0,0",
+                                            "--tsa", "ets,ets,ets,ets,ets,ets,ets,ets",
+                                            "--tcbw", "10,10,10,30,10,10,10,10", "--prio_tc", "0,1,2,3,4,5,6,7"]]
     if tool == "dcb":
         assert facts["dscp2prio"]["26"] == 3  # JSON object keys are strings
 
@@ -165,6 +182,58 @@ def test_four_steps_in_process(run_module, tree, tmp_path, tool):
     assert third["changed"] is False and third["commands"] == [] and third["writes"] == []
     fourth = run_module(mod.main, dict(args, _ansible_check_mode=True))
     assert fourth["changed"] is False
+
+
+def load_replay_program():
+    """The role's boot program (a script without .py) as a module."""
+    loader = importlib.machinery.SourceFileLoader("gpufleet_roce_qos_replay", str(REPLAY_PROG))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    prog = importlib.util.module_from_spec(spec)
+    loader.exec_module(prog)
+    return prog
+
+
+@pytest.mark.parametrize("tool", ["mlnx_qos", "dcb"])
+def test_persisted_replay_plan_restores_state_twice(run_module, tree, tmp_path, tool, capsys):
+    """The plan in the persist file, run by the role's boot program without Ansible, brings a reset
+    tree and a reset tool back to the wanted state, and a second run changes nothing."""
+    prog = load_replay_program()
+    binary, state = make_fake(tmp_path, tool)
+    persist = tmp_path / "etc" / "ens1f0np0.json"
+    args = dict(base_args(tree, tool=tool, persist_path=str(persist), **{tool + "_path": binary}), **WANT)
+    fs_initial, state_initial = snapshot(tree), Path(state).read_text()
+    assert run_module(mod.main, args)["changed"] is True
+    fs_wanted, state_wanted = snapshot(tree), json.loads(Path(state).read_text())
+    # "reboot": hardware state back to the defaults
+    for rel, data in fs_initial.items():
+        (tree / rel).write_bytes(data)
+    Path(state).write_text(state_initial)
+    assert prog.main([str(persist)]) == 0
+    assert snapshot(tree) == fs_wanted
+    assert json.loads(Path(state).read_text()) == state_wanted
+    assert prog.main([str(persist)]) == 0 and snapshot(tree) == fs_wanted
+    assert json.loads(Path(state).read_text()) == state_wanted
+    assert prog.main(["--check", str(persist)]) == 0
+    assert "0 of 19 value(s) differ" in capsys.readouterr().out
+    assert run_module(mod.main, args)["changed"] is False
+    (tree / "sys/class/net/ens1f0np0/ecn/roce_np/enable/3").write_text("0\n")
+    assert prog.main(["--check", str(persist)]) == 1
+    assert (tree / "sys/class/net/ens1f0np0/ecn/roce_np/enable/3").read_text() == "0\n"
+
+
+def test_replay_program_refuses_bad_files(tree, tmp_path, capsys):
+    prog = load_replay_program()
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"format": "gpufleet.roce_qos/1", "interface": "x", "settings": {}}))
+    assert prog.main([str(old)]) == 2 and "gpufleet.roce_qos/1" in capsys.readouterr().err
+    gone = tmp_path / "gone.json"
+    gone.write_text(json.dumps({"format": "gpufleet.roce_qos/2", "interface": "nope0", "sysfs_root": str(tree),
+                                "replay": {"mkdir": [], "commands": [], "writes": []}}))
+    assert prog.main([str(gone)]) == 1 and "nope0" in capsys.readouterr().err
+    failing = tmp_path / "failing.json"
+    failing.write_text(json.dumps({"format": "gpufleet.roce_qos/2", "interface": "ens1f0np0", "sysfs_root": str(tree),
+                                   "replay": {"mkdir": [], "commands": [["/bin/false"]], "writes": []}}))
+    assert prog.main([str(failing)]) == 1 and "/bin/false" in capsys.readouterr().err
 
 
 def test_kernel_refusal_fails(run_module, tree, tmp_path):
