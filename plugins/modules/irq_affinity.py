@@ -25,8 +25,9 @@ description:
     C(--banirq=N) for these IRQs to C(IRQBALANCE_ARGS) in I(irqbalance_config) and restarts a running
     irqbalance. C(--banirq) is used rather than C(IRQBALANCE_BANNED_CPULIST), which would take whole
     CPUs away from irqbalance instead of leaving just these IRQs alone.
-  - Affinity written to C(/proc) does not survive a reboot or a driver reload; run the module at boot
-    (role work) to re-apply.
+  - Affinity written to C(/proc) does not survive a reboot or a driver reload; the role
+    C(gpufleet.cluster.irq_affinity) persists device, name
+    filter and CPU order and re-pins at boot with C(gpufleet-irq-affinity@NAME.service).
 author:
   - gpufleet maintainers (@gpufleet)
 extends_documentation_fragment:
