@@ -13,8 +13,8 @@ import os
 import pytest
 import yaml
 
-from ansible.parsing.dataloader import DataLoader
-from ansible.template import Templar, trust_as_template
+# ansible.template is imported only when a test templates: importing the controller's templating at
+# collection time switches module warnings to the controller's display for every later module test.
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import bonding
 
@@ -23,6 +23,7 @@ ROLE = os.path.join(REPO, 'roles', 'bonding')
 
 
 def _role_vars():
+    from ansible.template import trust_as_template
     with open(os.path.join(ROLE, 'vars', 'main.yml')) as f:
         data = yaml.safe_load(f)
     # Role files are trusted templates for Ansible; yaml.safe_load's plain strings are not.
@@ -30,6 +31,8 @@ def _role_vars():
 
 
 def _problems(bonds, seen, mtu_seen=None):
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar, trust_as_template
     variables = dict(_role_vars(), bonding_bonds=bonds, __bonding_seen=seen, __bonding_mtu_seen=mtu_seen or {})
     return Templar(loader=DataLoader(), variables=variables).template(trust_as_template('{{ __bonding_problems }}'))
 
@@ -84,6 +87,8 @@ def test_lacp_rate_and_hash_policy_compared(corpus):
 
 
 def _render(template, **variables):
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar, trust_as_template
     with open(os.path.join(ROLE, 'templates', template)) as f:
         text = f.read()
     variables.setdefault('ansible_managed', 'Ansible managed')

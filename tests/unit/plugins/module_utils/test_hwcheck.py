@@ -448,7 +448,10 @@ def role_expectation(profile_vars):
     from jinja2.nativetypes import NativeEnvironment
 
     role = REPO_ROOT / 'roles' / 'node_facts_check'
+    from ansible_collections.gpufleet.cluster.plugins.filter.version_lock import FilterModule
+
     env = NativeEnvironment()
+    env.filters.update(('gpufleet.cluster.' + k, f) for k, f in FilterModule().filters().items())
     context = dict(profile_vars)
     defaults = yaml.safe_load((role / 'defaults' / 'main.yml').read_text())
     for key, value in defaults.items():
@@ -467,16 +470,22 @@ def test_prod_profile_works_as_is():
     # (jinja2's NativeEnvironment turns '550' into 550; Ansible keeps the string, hwcheck takes either)
     assert str(expected['driver_branch']) == '550' and expected['hca_firmware'] == '28.42.1000'
     assert expected['hca_ports']['rate_gbps'] == 400 and expected['ib_mtu'] == 4096
-    assert expected['driver_version'] is None and expected['ofed_version'] is None
+    assert expected['driver_version'] == '550.127.08' and expected['ofed_version'] is None
+    assert expected['kernel'] == '5.15.0-125-generic'
+    assert expected['packages'] == {'nvidia-container-toolkit': '1.17.3', 'nvidia-container-toolkit-base': '1.17.3'}
     # HAND-MADE H100 XML (tests/unit/fixtures/hand_made): one H100 on the 590 driver
     xml = (REPO_ROOT / 'tests/unit/fixtures/hand_made/nvidia-smi-q-x-h100-mig-HANDMADE.xml').read_text()
     devs = hwcheck.check_node({'nvidia_gpu': gpu_facts_from_xml(xml), 'infiniband': {}, 'firmware': {}}, expected)
     assert messages(devs) == [
         'node: GPUs expected 8, found 1',
         'node: driver branch expected 550, found 590',
+        'node: driver version expected 550.127.08, found 590.48.01',
         'node: fabricmanager version expected 550.127.08, not reported (nv-fabricmanager not found)',
         'GPU 0: vbios expected 96.00.99.00.01, found 96.00.A5.00.01',
         'node: HCAs expected 8, found 0 on InfiniBand',
+        # the version lock's kernel and packages: facts not given here, so not reported = deviation
+        'node: kernel expected 5.15.0-125-generic, not reported (no kernel fact)',
+        'node: installed packages not reported (package_facts did not run)',
     ]
     # a CPU-only lab profile checks counts only
     lab = yaml.safe_load((REPO_ROOT / 'inventories/lab/group_vars/profile_lab_cpu.yml').read_text())
