@@ -5,7 +5,7 @@
 
 - replayed recordings (``replay.py``) as ``dcb``/``mlnx_qos`` for ``--check --diff`` through
   ``ansible localhost -m gpufleet.cluster.roce_qos``;
-- a small stateful fake ``dcb``/``mlnx_qos`` (state in a JSON file; ``show`` prints it in the tools'
+- the HANDMADE stateful fake ``dcb``/``mlnx_qos`` of tests/fixtures/hand_made/roce_qos (state in a JSON file; ``show`` prints it in the tools'
   formats, ``set`` changes it) for check -> apply -> apply -> check.
 """
 
@@ -19,7 +19,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -32,82 +31,20 @@ TREE = REPO_ROOT / "tests" / "unit" / "fixtures" / "hand_made" / "roce" / "cx6-r
 sys.path.insert(0, str(REPO_ROOT / "tests" / "unit" / "fixtures" / "replay"))
 import replay  # noqa: E402  pylint: disable=wrong-import-position
 
-FAKE = textwrap.dedent('''
-    import json, sys
-    state_path, tool, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
-    with open(state_path) as f:
-        st = json.load(f)
-    with open(state_path + ".log", "a") as f:
-        f.write(json.dumps(argv) + "\\n")
-    def save():
-        with open(state_path, "w") as f:
-            json.dump(st, f)
-    def csv(v):
-        return [x.strip() for x in v.split(",")]
-    if tool == "mlnx_qos":
-        i = 0
-        while i < len(argv):
-            a = argv[i]
-            if a == "--trust": st["trust"] = argv[i + 1]
-            elif a == "--pfc": st["pfc"] = [x == "1" for x in csv(argv[i + 1])]
-            elif a == "--tsa": st["tc_tsa"] = csv(argv[i + 1])
-            elif a == "--tcbw": st["tc_bw"] = [int(x) for x in csv(argv[i + 1])]
-            elif a == "--prio_tc": st["prio_tc"] = [int(x) for x in csv(argv[i + 1])]
-            i += 2 if a != "-i" else 2
-        save()
-        print("DCBX mode: OS controlled")
-        print("Priority trust state: " + st["trust"])
-        print("PFC configuration:")
-        print("        priority    0   1   2   3   4   5   6   7")
-        print("        enabled     " + "   ".join("1" if x else "0" for x in st["pfc"]) + "   ")
-        for tc in range(8):
-            bw = ", bw: %d%%" % st["tc_bw"][tc] if st["tc_tsa"][tc] == "ets" else ""
-            print("tc: %d ratelimit: unlimited, tsa: %s%s" % (tc, st["tc_tsa"][tc], bw))
-            print("         priority:  " + " ".join(str(p) for p in range(8) if st["prio_tc"][p] == tc))
-        sys.exit(0)
-    js = "-j" in argv
-    argv = [a for a in argv if a != "-j"]
-    obj, cmd = argv[0], argv[1]
-    if cmd == "show":
-        if obj == "pfc":
-            print(json.dumps({"pfc_cap": 8, "macsec_bypass": False, "delay": 0, "prio_pfc": st["pfc"]}))
-        elif obj == "ets":
-            print(json.dumps({"willing": False, "ets_cap": 8, "cbs": False, "tc_bw": st["tc_bw"],
-                              "tc_tsa": st["tc_tsa"], "prio_tc": st["prio_tc"]}))
-        elif obj == "app":
-            if st["app"]:
-                print("dscp-prio " + " ".join("%s:%s" % kv for kv in sorted(st["app"].items(), key=lambda x: int(x[0]))))
-        sys.exit(0)
-    pairs = [a.split(":") for a in argv[5:] if ":" in a]
-    if obj == "pfc":
-        for k, v in pairs: st["pfc"][int(k)] = v == "on"
-    elif obj == "ets":
-        key = None
-        for a in argv[4:]:
-            if ":" not in a:
-                key = a.replace("-", "_"); continue
-            k, v = a.split(":")
-            st[key][int(k)] = v if key == "tc_tsa" else int(v)
-    elif obj == "app" and cmd in ("add", "replace"):
-        for k, v in pairs: st["app"][k] = int(v)
-    elif obj == "app" and cmd == "flush":
-        st["app"] = {}
-    elif obj == "app" and cmd == "del":
-        for k, v in pairs: st["app"].pop(k, None)
-    save()
-''')
-
-INITIAL = {"trust": "pcp", "pfc": [False] * 8, "tc_tsa": ["vendor"] * 8, "tc_bw": [0] * 8,
-           "prio_tc": [1, 0, 2, 3, 4, 5, 6, 7], "app": {}}
+# The same HANDMADE stateful fake the roce_qos molecule scenario installs (state in a JSON file).
+FAKE_TOOL = REPO_ROOT / "tests" / "fixtures" / "hand_made" / "roce_qos" / "fake_qos_tool_HANDMADE.py"
+_spec = importlib.util.spec_from_file_location("fake_qos_tool_HANDMADE", str(FAKE_TOOL))
+_fake = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_fake)
+INITIAL = _fake.INITIAL
 
 
 def make_fake(directory, tool, state=None):
     state_path = os.path.join(str(directory), tool + ".state.json")
     with open(state_path, "w") as handle:
         json.dump(state or INITIAL, handle)
-    script = os.path.join(str(directory), "fake_qos.py")
-    with open(script, "w") as handle:
-        handle.write(FAKE)
+    script = os.path.join(str(directory), "fake_qos.py")  # a copy: a test may break it on purpose
+    shutil.copyfile(str(FAKE_TOOL), script)
     path = os.path.join(str(directory), tool)
     with open(path, "w") as handle:
         handle.write("#!/bin/sh\nexec %s %s %s %s \"$@\"\n" % (sys.executable, script, state_path, tool))
