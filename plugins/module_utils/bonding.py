@@ -4,7 +4,11 @@
 """Parse ``/proc/net/bonding/<bond>`` (Linux bonding driver) into a dict, with a ``degraded`` verdict.
 
 Pure functions over text (``parse``) or a ``proc_root`` (``read_all``). Unknown lines are ignored,
-missing lines are absent keys, so old (v3.6) and new driver layouts parse alike.
+missing lines are absent keys, so old (v3.6) and new driver layouts parse alike (kernel 6.x adds
+``Peer Notification Delay``, ``ARP Missed Max``, ``NS IPv6 target/s``, ``LACP active``, churn states
+and LACP PDU details; the system MAC, active aggregator and PDU details are printed only to readers
+with CAP_NET_ADMIN).  ``Aggregator ID: N/A`` is None, ``bond X has no active aggregator`` makes
+``lacp.active_aggregator`` None, and unknown speeds (``Unknown``, -1, 65535) give ``speed_mbps`` None.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -36,6 +40,7 @@ _BOND_KEYS = {
     "arp polling interval (ms)": "arp_interval",
     "arp ip target/s (n.n.n.n form)": "arp_ip_target",
     "arp missed max": "arp_missed_max",
+    "ns ipv6 target/s (xx::xx form)": "ns_ip6_target",
 }
 _LACP_KEYS = {
     "lacp rate": "lacp_rate",
@@ -74,11 +79,18 @@ _INTS = set(["miimon", "updelay", "downdelay", "peer_notif_delay", "arp_interval
 def _value(key, text):
     text = text.strip()
     if key in _INTS:
+        if text.upper() in ("N/A", ""):
+            return None  # "Aggregator ID: N/A": the slave is in no aggregator
         try:
             return int(text)
         except ValueError:
             return text
     return text
+
+
+# Speeds the driver prints for "unknown" on kernels that predate "Speed: Unknown" (SPEED_UNKNOWN is -1,
+# older drivers used 0xffff); a speed of 0 is no link either.
+_UNKNOWN_SPEEDS = (0, 65535, 4294967295)
 
 
 def mode_name(text):
@@ -108,6 +120,11 @@ def parse(text):
             section = "lacp"
             bond.setdefault("lacp", {})
             continue
+        m = re.match(r"bond \S+ has no active aggregator$", line)
+        if m:
+            bond.setdefault("lacp", {})["active_aggregator"] = None
+            section = "lacp"
+            continue
         if line.rstrip(":") == "Active Aggregator Info":
             section = "agg"
             bond.setdefault("lacp", {})["active_aggregator"] = {}
@@ -116,7 +133,8 @@ def parse(text):
         if m and slave is not None:
             pdu = slave.setdefault(m.group(1) + "_lacp_pdu", {})
             continue
-        key, sep, value = line.partition(":")
+        m = re.match(r"NS IPv6 target/s \(xx::xx form\):(.*)$", line)  # its key holds colons
+        key, sep, value = ("ns ipv6 target/s (xx::xx form)", ":", m.group(1)) if m else line.partition(":")
         if not sep:
             continue
         lkey = key.strip().lower()
@@ -153,11 +171,13 @@ def parse(text):
             bond[_BOND_KEYS[lkey]] = _value(_BOND_KEYS[lkey], value)
     if "xmit_hash_policy" in bond:
         bond["xmit_hash_policy"] = re.sub(r"\s*\(\d+\)$", "", bond["xmit_hash_policy"])
-    if "arp_ip_target" in bond:
-        bond["arp_ip_target"] = [t.strip() for t in bond["arp_ip_target"].split(",") if t.strip()]
+    for key in ("arp_ip_target", "ns_ip6_target"):
+        if key in bond:
+            bond[key] = [t.strip() for t in bond[key].split(",") if t.strip()]
     for sl in bond["slaves"]:
-        m = re.match(r"(\d+)\s*Mbps", str(sl.get("speed", "")))
-        sl["speed_mbps"] = int(m.group(1)) if m else None
+        m = re.match(r"(-?\d+)\s*Mbps", str(sl.get("speed", "")))
+        speed = int(m.group(1)) if m else None
+        sl["speed_mbps"] = speed if speed is not None and speed > 0 and speed not in _UNKNOWN_SPEEDS else None
         if sl.get("permanent_hw_addr") == "":
             sl["permanent_hw_addr"] = None
     bond["degraded_reasons"] = degraded_reasons(bond)
@@ -178,13 +198,19 @@ def degraded_reasons(bond):
     if bond.get("mode") == "active-backup" and "active_slave" in bond and bond["active_slave"] is None:
         reasons.append("no active slave")
     if bond.get("mode") == "802.3ad":
-        active = (bond.get("lacp") or {}).get("active_aggregator") or {}
-        agg_ids = set(sl["aggregator_id"] for sl in bond["slaves"] if "aggregator_id" in sl)
+        lacp = bond.get("lacp") or {}
+        if "active_aggregator" in lacp and lacp["active_aggregator"] is None:
+            reasons.append("no active aggregator")
+        for sl in bond["slaves"]:
+            if "aggregator_id" in sl and sl["aggregator_id"] is None:
+                reasons.append("slave %s in no aggregator" % sl["name"])
+        active = lacp.get("active_aggregator") or {}
+        agg_ids = set(sl["aggregator_id"] for sl in bond["slaves"] if sl.get("aggregator_id") is not None)
         active_id = active.get("id")
         if active_id is None and len(agg_ids) > 1:
-            reasons.append("slaves in different aggregators (%s)" % ", ".join(str(i) for i in sorted(agg_ids)))
+            reasons.append("slaves in different aggregators (%s)" % ", ".join(str(i) for i in sorted(agg_ids, key=str)))
         for sl in bond["slaves"]:
-            if active_id is not None and "aggregator_id" in sl and sl["aggregator_id"] != active_id:
+            if active_id is not None and sl.get("aggregator_id") is not None and sl["aggregator_id"] != active_id:
                 reasons.append("slave %s in aggregator %s, not the active aggregator %s" % (
                     sl["name"], sl["aggregator_id"], active_id))
             for side in ("actor", "partner"):

@@ -38,10 +38,33 @@ def _json(text):
 
 
 def _array(value):
-    """JSON array or {"0": v} object -> list ordered by index."""
+    """JSON array or {"0": v} object -> list ordered by index; None when it is neither."""
     if isinstance(value, dict):
-        return [value[k] for k in sorted(value, key=int)]
-    return list(value)
+        try:
+            return [value[k] for k in sorted(value, key=int)]
+        except (TypeError, ValueError):
+            return None
+    if isinstance(value, list):
+        return list(value)
+    return None
+
+
+def _to_int(value):
+    """int of a JSON number or numeric string; None for anything else (bools included)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return int(str(value).strip())
+    except (TypeError, ValueError):
+        return None
+
+
+def _ints(values):
+    """List of ints, or None when ``values`` is missing or any item is not an integer."""
+    if values is None:
+        return None
+    nums = [_to_int(v) for v in values]
+    return None if any(n is None for n in nums) else nums
 
 
 def _onoff(value):
@@ -72,12 +95,13 @@ def parse_pfc(text):
     out = {}
     if data is not None:
         for key in ("pfc_cap", "delay"):
-            if key in data:
-                out[key] = int(data[key])
+            if _to_int(data.get(key)) is not None:
+                out[key] = _to_int(data[key])
         if "macsec_bypass" in data:
             out["macsec_bypass"] = _onoff(data["macsec_bypass"])
-        if "prio_pfc" in data:
-            out["pfc"] = [_onoff(v) for v in _array(data["prio_pfc"])]
+        prio = _array(data.get("prio_pfc"))
+        if prio is not None and len(prio) == 8 and all(isinstance(v, bool) or str(v) in ("on", "off") for v in prio):
+            out["pfc"] = [_onoff(v) for v in prio]
         return out
     for line in _lines(text):
         m = re.search(r"pfc-cap\s+(\d+)", line)
@@ -90,8 +114,8 @@ def parse_pfc(text):
         if m:
             out["delay"] = int(m.group(1))
     prio = _text_map(text, "prio-pfc")
-    if prio:
-        out["pfc"] = [_onoff(prio.get(str(p), "off")) for p in range(8)]
+    if prio and all(str(p) in prio for p in range(8)):
+        out["pfc"] = [_onoff(prio[str(p)]) for p in range(8)]
     return out
 
 
@@ -104,18 +128,26 @@ def parse_ets(text):
             out["willing"] = _onoff(data["willing"])
         for key in ("ets_cap", "cbs"):
             if key in data:
-                out[key] = data[key] if isinstance(data[key], bool) else int(data[key])
+                value = data[key] if isinstance(data[key], bool) else _to_int(data[key])
+                if value is not None:
+                    out[key] = value
         for key in ("tc_bw", "prio_tc"):
-            if key in data:
-                out[key] = [int(v) for v in _array(data[key])]
-        if "tc_tsa" in data:
-            out["tc_tsa"] = [str(v) for v in _array(data["tc_tsa"])]
+            values = _ints(_array(data.get(key)))
+            if values is not None:
+                out[key] = values
+        tsa = _array(data.get("tc_tsa"))
+        if tsa is not None:
+            out["tc_tsa"] = [str(v) for v in tsa]
         return out
     for key, name in (("tc_bw", "tc-bw"), ("prio_tc", "prio-tc"), ("tc_tsa", "tc-tsa")):
         values = _text_map(text, name)
-        if values:
-            ordered = [values[k] for k in sorted(values, key=int)]
-            out[key] = ordered if key == "tc_tsa" else [int(v) for v in ordered]
+        if not values or not all(k.isdigit() for k in values):
+            continue
+        ordered = [values[k] for k in sorted(values, key=int)]
+        if key == "tc_tsa":
+            out[key] = ordered
+        elif _ints(ordered) is not None:
+            out[key] = _ints(ordered)
     for line in _lines(text):
         m = re.search(r"willing\s+(\w+)", line)
         if m:
@@ -135,28 +167,53 @@ def dscp_value(token):
 
 
 def parse_app(text):
-    """``dcb app show dev X`` (text) -> {dscp2prio: {dscp: prio}, pcp2prio, default_prio}.
+    """``dcb [-j] app show dev X`` -> {dscp2prio: {dscp: prio}, pcp2prio, default_prio}.
 
-    An empty or prompt-only output gives an empty ``dscp2prio``."""
+    Text keys may be DSCP names (``CS3:3``, from ``/etc/iproute2/rt_dsfield``) or numbers (``-N``);
+    JSON always has numbers (``"dscp_prio": [[24, 3], ...]``).  ``default-prio`` lists bare
+    priorities (``default-prio 0``).  An entry that does not parse (unknown DSCP name, garbled) is
+    left out; an empty or prompt-only output gives an empty ``dscp2prio``."""
     out = {"dscp2prio": {}}
     data = _json(text)
     if data is not None:
         for key, value in data.items():
-            if key == "dscp_prio":
+            if key == "dscp_prio" and isinstance(value, list):
                 for item in value:
                     pair = _array(item) if not isinstance(item, dict) else [item.get("dscp"), item.get("prio")]
-                    out["dscp2prio"][dscp_value(str(pair[0]))] = int(pair[1])
+                    if not pair or len(pair) != 2:
+                        continue
+                    try:
+                        dscp = dscp_value(str(pair[0]))
+                    except (KeyError, ValueError):
+                        continue
+                    prio = _to_int(pair[1])
+                    if prio is not None:
+                        out["dscp2prio"][dscp] = prio
+            elif key == "pcp_prio" and isinstance(value, list):
+                for item in value:
+                    pair = _array(item)
+                    if pair and len(pair) == 2 and _to_int(pair[1]) is not None:
+                        out.setdefault("pcp2prio", {})[str(pair[0])] = _to_int(pair[1])
             elif key == "default_prio":
-                out["default_prio"] = [int(v) for v in value]
+                values = _ints(value if isinstance(value, list) else None)
+                if values is not None:
+                    out["default_prio"] = values
+        out["dscp2prio"] = dict(sorted(out["dscp2prio"].items()))
         return out
     for line in _lines(text):
         words = line.split()
         name = None
         for word in words:
+            if name == "default-prio" and word.isdigit():
+                # "default-prio 0 1": bare priorities, no key
+                out.setdefault("default_prio", []).append(int(word))
+                continue
             if ":" not in word:
                 name = word
                 continue
             key, dummy, value = word.partition(":")
+            if not value.isdigit():
+                continue
             if name == "dscp-prio":
                 try:
                     out["dscp2prio"][dscp_value(key)] = int(value)
@@ -164,8 +221,6 @@ def parse_app(text):
                     continue
             elif name == "pcp-prio":
                 out.setdefault("pcp2prio", {})[key] = int(value)
-            elif name == "default-prio":
-                out.setdefault("default_prio", []).append(int(value))
     out["dscp2prio"] = dict(sorted(out["dscp2prio"].items()))
     return out
 

@@ -14,7 +14,10 @@ import re
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils.sysfs_ib import parse_rate, parse_state, to_number
 
-_CA_RE = re.compile(r"^\s*CA:?\s+'([^']+)'\s*$")
+# infiniband-diags names the node type first: "CA 'mlx5_0'", "iWARP RNIC 'i40iw0'", "Switch 'x'"; the one
+# port form (``ibstat <ca> <port>``) puts a colon after it ("CA: 'mlx4_0'").
+_CA_RE = re.compile(r"^\s*(CA|iWARP RNIC|Switch|Router|\?\?\?):?\s+'([^']+)'\s*$")
+_RATE_NUM_RE = re.compile(r'^\s*(\d+(?:\.\d+)?)\b')
 _PORT_RE = re.compile(r'^\s*Port (\d+):\s*$')
 _KV_RE = re.compile(r'^\s*([A-Za-z][A-Za-z _]*?):\s*(.*?)\s*$')
 _IBSTATUS_HDR_RE = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:\s*$")
@@ -22,8 +25,14 @@ _IBSTATUS_HDR_RE = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:\
 # ibstat port state names -> sysfs spelling
 _STATE_NAMES = {'active': 'ACTIVE', 'down': 'DOWN', 'initializing': 'INIT', 'init': 'INIT', 'armed': 'ARMED'}
 
+# ibstat phys state spelling -> sysfs spelling where they differ
+_PHYS_NAMES = {'PhyTest': 'Phy Test'}
+
 _CA_KEYS = {
     'ca type': 'hca_type',
+    'iwarp rnic type': 'hca_type',
+    'switch type': 'hca_type',
+    'router type': 'hca_type',
     'firmware version': 'fw_ver',
     'hardware version': 'hw_rev',
     'node guid': 'node_guid',
@@ -50,13 +59,18 @@ def _int(text, base=10):
 
 
 def _port_value(port, key, value):
+    value = value.strip()
+    if not value:
+        return  # an empty field (cut output) stays absent
     if key == 'state':
-        port['state'] = _STATE_NAMES.get(value.lower(), value.upper())
+        # "???" is what ibstat prints for a state number it does not know
+        port['state'] = None if value == '???' else _STATE_NAMES.get(value.lower(), value.upper())
     elif key == 'physical state':
-        port['phys_state'] = value
+        port['phys_state'] = None if value == '???' else _PHYS_NAMES.get(value, value)
     elif key == 'rate':
         port['rate'] = value
-        rate = to_number(value)
+        m = _RATE_NUM_RE.match(value)  # "100", "2.5", "40 (FDR10)"
+        rate = to_number(m.group(1)) if m else None
         if rate is not None:
             port['rate_gbps'] = rate
     elif key == 'base lid':
@@ -75,14 +89,22 @@ def _port_value(port, key, value):
 
 def parse_ibstat(text):
     """Parse ``ibstat`` (all CAs, one CA, ``ibstat -s`` or ``ibstat <ca> <port>``) into
-    ``{ca: {hca_type, fw_ver, hw_rev, node_guid, sys_image_guid, num_ports, ports: {n: {...}}}}``."""
+    ``{ca: {hca_type, fw_ver, hw_rev, node_guid, sys_image_guid, num_ports, ports: {n: {...}}}}``.
+
+    Ports carry ``state`` (``ACTIVE``, ``DOWN``, ``INIT``, ``ARMED``), ``phys_state`` (``LinkUp``,
+    ``Polling``, ``Disabled``...), ``rate``/``rate_gbps``, ``lid``, ``sm_lid``, ``lmc``, ``cap_mask``,
+    ``port_guid`` and ``link_layer`` when printed (RoCE ports have no ``Port GUID`` on some
+    versions, old infiniband-diags print no ``Link layer``).  Empty or unparsable values are left
+    out or None (``CA type:`` is empty on Omni-Path hfi1).  Error text (``ibpanic:``, ``No IB
+    devices found``) yields ``{}``."""
     cas = {}
     ca = None
     port = None
     for line in (text or '').splitlines():
         m = _CA_RE.match(line)
         if m:
-            ca = cas.setdefault(m.group(1), {'ports': {}})
+            ca = cas.setdefault(m.group(2), {'ports': {}})
+            ca['node_type'] = None if m.group(1) == '???' else m.group(1)
             port = None
             continue
         m = _PORT_RE.match(line)
@@ -98,7 +120,8 @@ def parse_ibstat(text):
         elif key == 'number of ports':
             ca['num_ports'] = _int(value)
         elif key in _CA_KEYS:
-            ca[_CA_KEYS[key]] = value
+            # hfi1 (Omni-Path) prints an empty "CA type:"; empty means unknown, not ''
+            ca[_CA_KEYS[key]] = value.strip() or None
     return cas
 
 

@@ -12,7 +12,24 @@ import re
 
 _NO_VALUE = frozenset(('', 'n/a', 'na', '-'))
 _KV_RE = re.compile(r'^([A-Za-z][A-Za-z0-9 ./()_-]*?):\s*(.*?)\s*$')
-_ROM_RE = re.compile(r'type=(\S+)(?:\s+version=(\S+))?(?:\s+cpu=(\S+))?')
+# "type=UEFI version=14.28.15 cpu=AMD64,AARCH64"; the type may have words ("type=UEFI Virtio net"); FS2
+# images (ConnectX-3) print "type=PXE  version=3.4.151 devid=4099 proto=VPI".
+_ROM_TYPE_RE = re.compile(r'type=(.*?)(?=\s+\w+=|\s*$)')
+_ROM_KV_RE = re.compile(r'(\w+)=(\S+)')
+# mlxup/mlxfwmanager "Versions:" rows: name, current, available, columns 2+ spaces apart
+# ("FW (Running)   28.46.3048     N/A", "UEFI Virtio net   21.4.0010   N/A").
+_VERSION_ROW_RE = re.compile(r'^\s+([A-Za-z][\w.-]*(?: [\w.-]+)*(?: \([^)]*\))?)\s{2,}(\S+)(?:\s+(\S+))?\s*$')
+_ERROR_RE = re.compile(r'^\s*-E-\s*(.*?)\s*$')
+
+
+def _rom_entry(text):
+    """One ROM of a ``Rom Info`` line -> ``{type, version, cpu}``; None when there is no ``type=``."""
+    m = _ROM_TYPE_RE.search(text)
+    if not m or not m.group(1).strip():
+        return None
+    fields = dict(_ROM_KV_RE.findall(text[m.end():]))
+    return {'type': m.group(1).strip(), 'version': fields.get('version'), 'cpu': fields.get('cpu')}
+
 
 # flint/mstflint "q" field name -> fact key
 _FLINT_KEYS = {
@@ -31,6 +48,8 @@ _FLINT_KEYS = {
     'security attributes': 'security_attributes',
     'security ver': 'security_version',
     'default update method': 'default_update_method',
+    'device id': 'device_id',
+    'vsd': 'image_vsd',
 }
 
 
@@ -57,19 +76,27 @@ def parse_flint_query(text):
     Returns a dict with ``fw_version``, ``fw_version_running`` (only when the tool prints a
     ``FW Version(Running)`` line, i.e. a burned image waits for a reset), ``pending_reset``,
     ``psid``, ``product_version``, ``fw_release_date``, ``base_guid``, ``base_mac``, ``rom_info``
-    (list of ``{type, version, cpu}``), ``pxe_version``, ``uefi_version`` and the other fields found.
+    (list of ``{type, version, cpu}``), ``pxe_version``, ``uefi_version``, ``guids``/``macs`` (lists, FS2
+    images of ConnectX-3, which have no base GUID) and the other fields found;
+    ``errors`` (the ``-E-`` lines) when the tool printed any.  ``N/A`` values are None; a field the
+    output lacks (cut output) is absent, so ``fw_version`` missing means unknown.
     """
     facts = {}
     rom = []
+    errors = []
     in_rom = False
-    for line in text.splitlines():
+    for line in (text or '').splitlines():
+        err = _ERROR_RE.match(line)
+        if err:
+            errors.append(err.group(1))
+            continue
         if not line.strip():
             in_rom = False
             continue
         if in_rom and line[:1].isspace() and 'type=' in line:
-            m = _ROM_RE.search(line)
-            if m:
-                rom.append({'type': m.group(1), 'version': m.group(2), 'cpu': m.group(3)})
+            entry = _rom_entry(line)
+            if entry:
+                rom.append(entry)
             continue
         in_rom = False
         m = _KV_RE.match(line)
@@ -78,19 +105,25 @@ def parse_flint_query(text):
         name, value = m.group(1).strip().lower(), m.group(2)
         if name == 'rom info':
             in_rom = True
-            r = _ROM_RE.search(value)
-            if r:
-                rom.append({'type': r.group(1), 'version': r.group(2), 'cpu': r.group(3)})
+            entry = _rom_entry(value)
+            if entry:
+                rom.append(entry)
             continue
         if name in ('base guid', 'base mac'):
             facts[name.replace(' ', '_')] = _first_token(value)
             continue
+        if name in ('guids', 'macs'):
+            # FS2 images (ConnectX-3): "GUIDs: node port1 port2 sysimage", "MACs: port1 port2"
+            facts[name] = [v for v in value.split() if _clean(v)]
+            continue
         key = _FLINT_KEYS.get(name)
-        if key == 'description' and value.strip().startswith('UID'):
+        if key == 'description' and (value.strip().startswith('UID') or value.strip().startswith('Node ')):
             continue  # column header of the GUID/MAC table, not a description
         if key:
             facts[key] = _clean(value)
     facts['rom_info'] = rom
+    if errors:
+        facts['errors'] = errors
     for entry in rom:
         kind = (entry['type'] or '').lower()
         if kind in ('pxe', 'uefi') and entry['version']:
@@ -111,7 +144,7 @@ def parse_mlxup_query(text):
     devices = []
     dev = None
     in_versions = False
-    for raw in text.splitlines():
+    for raw in (text or '').splitlines():
         line = raw.rstrip()
         if re.match(r'^\s*Device #\d+:\s*$', line):
             dev = {'versions': {}}
@@ -126,8 +159,8 @@ def parse_mlxup_query(text):
             continue
         if in_versions:
             # "     FW (Running)   28.46.3048     N/A"
-            m = re.match(r'^\s+(\S+(?: \([^)]*\))?)\s+(\S+)(?:\s+(\S+))?\s*$', line)
-            if m:
+            m = _VERSION_ROW_RE.match(line)
+            if m and ':' not in m.group(1):
                 dev['versions'][m.group(1)] = {'current': _clean(m.group(2)), 'available': _clean(m.group(3))}
                 continue
             in_versions = False

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Parsers for ``nvidia-smi -q -x`` (XML) and ``nvidia-smi topo -m`` (matrix text).
+"""Parsers for ``nvidia-smi -q -x`` (XML), ``nvidia-smi --query-gpu`` (CSV) and ``nvidia-smi topo -m``
+(matrix text).
 
 Pure standard-library functions, importable without Ansible.  The XML parser copes with the
 schema changes between driver 418 and 595 (``power_readings`` vs ``gpu_power_readings``,
@@ -29,7 +30,37 @@ _DEVICE_LABEL_RE = re.compile(r'^(GPU\d+|NIC\d+|mlx\d+_\d+|[A-Za-z][\w.-]*_\d+)$
 
 
 class NvidiaSmiParseError(ValueError):
-    """Raised when ``nvidia-smi -q -x`` output is not the expected XML."""
+    """Raised when ``nvidia-smi -q -x`` output is not the expected XML (or ``--query-gpu`` CSV)."""
+
+
+class NvidiaSmiNoDevices(NvidiaSmiParseError):
+    """nvidia-smi ran but says ``No devices were found`` (driver loaded, no GPU visible)."""
+
+
+# Messages nvidia-smi prints instead of a report (stdout or stderr, rc != 0 on most drivers).
+_FAILURE_RE = re.compile(r'^(No devices were found|NVIDIA-SMI has failed\b.*|Failed to initialize NVML:.*|'
+                         r'Unable to determine the device handle for GPU.*)$', re.IGNORECASE | re.MULTILINE)
+_XML_START_RE = re.compile(r'<\?xml\b|<!DOCTYPE\s+nvidia_smi_log|<nvidia_smi_log\b')
+_XML_END = '</nvidia_smi_log>'
+_SUPPORTED_CLOCKS_RE = re.compile(r'<supported_clocks>.*?</supported_clocks>', re.DOTALL)
+
+
+def _xml_document(text):
+    """The ``nvidia_smi_log`` document in ``text``: drops what nvidia-smi (or a wrapper) prints around
+    it, e.g. ``WARNING: infoROM is corrupted at gpu 0000:04:00.0`` before the XML or a second
+    document from ``-l``.  Raises :class:`NvidiaSmiParseError` when there is none."""
+    start = _XML_START_RE.search(text)
+    if start is None:
+        failure = _FAILURE_RE.search(text)
+        if failure and failure.group(1).lower().startswith('no devices were found'):
+            raise NvidiaSmiNoDevices('nvidia-smi: No devices were found')
+        if failure:
+            raise NvidiaSmiParseError('nvidia-smi failed: %s' % failure.group(1).strip())
+        first = text.strip().splitlines()[0][:200] if text.strip() else 'empty output'
+        raise NvidiaSmiParseError('nvidia-smi -q -x output is not XML: %s' % first)
+    end = text.find(_XML_END, start.start())
+    body = text[start.start():end + len(_XML_END)] if end >= 0 else text[start.start():]
+    return body.strip()
 
 
 def clean(text):
@@ -228,14 +259,26 @@ def parse_gpu(gpu, index):
 def parse_query_xml(text):
     """Parse ``nvidia-smi -q -x`` output into ``{driver_version, cuda_version, attached_gpus, count, gpus}``.
 
-    Raises :class:`NvidiaSmiParseError` when ``text`` is not an ``nvidia_smi_log`` document.
+    Raises :class:`NvidiaSmiParseError` when ``text`` holds no complete ``nvidia_smi_log`` document
+    (cut or garbled output, an NVML failure message), :class:`NvidiaSmiNoDevices` (a subclass) for
+    ``No devices were found``.  Text printed around the document (``WARNING: infoROM is corrupted``)
+    is ignored.
     """
     if isinstance(text, bytes):
         text = text.decode('utf-8', 'replace')
+    body = _xml_document(text or '')
     try:
-        root = ET.fromstring(text.strip())
-    except ET.ParseError as exc:
-        raise NvidiaSmiParseError('nvidia-smi -q -x output is not XML: %s' % exc)
+        root = ET.fromstring(body)
+    except (ET.ParseError, ValueError) as exc:
+        # Some drivers print a <supported_clocks> block with mismatched tags (seen with 5xx drivers,
+        # lollipopkit/flutter_server_box#286); nothing here reads it, so drop it and try once more.
+        stripped = _SUPPORTED_CLOCKS_RE.sub('', body)
+        try:
+            if stripped == body:
+                raise exc
+            root = ET.fromstring(stripped)
+        except (ET.ParseError, ValueError) as exc2:
+            raise NvidiaSmiParseError('nvidia-smi -q -x output is not XML (cut or garbled?): %s' % exc2)
     if root.tag != 'nvidia_smi_log':
         raise NvidiaSmiParseError('unexpected XML root <%s>, expected <nvidia_smi_log>' % root.tag)
     gpus = [parse_gpu(gpu, i) for i, gpu in enumerate(root.findall('gpu'))]
@@ -246,6 +289,78 @@ def parse_query_xml(text):
         'count': len(gpus),
         'gpus': gpus,
     }
+
+
+# --- nvidia-smi --query-gpu=... --format=csv -----------------------------------------------------------
+
+_CSV_HEADER_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_.]*(?:\s*\[[^\]]*\])?$')
+_CSV_UNIT_RE = re.compile(r'^(?P<name>[^\[]+?)\s*\[(?P<unit>[^\]]*)\]\s*$')
+_CSV_NUMBER_RE = re.compile(r'^-?\d+(?:\.\d+)?(?:\s+(?:%|W|mW|MiB|KiB|GiB|MHz|C|us|ms|s|J|mJ|V|mV|RPM|x))?$')
+# Fields whose values look numeric but are identifiers or versions, never numbers.
+_CSV_TEXT_PREFIXES = ('timestamp', 'driver_version', 'kmd_version', 'name', 'gpu_name', 'serial', 'gpu_serial',
+                      'uuid', 'gpu_uuid', 'pci.', 'vbios_version', 'inforom.', 'pstate', 'gpu_bus_id',
+                      'clocks_event_reasons.supported', 'clocks_event_reasons.active',
+                      'clocks_throttle_reasons.supported', 'clocks_throttle_reasons.active')
+
+
+def _csv_cells(line):
+    return [c.strip() for c in line.split(',')]
+
+
+def _csv_field(header_cell):
+    m = _CSV_UNIT_RE.match(header_cell)
+    return m.group('name').strip() if m else header_cell.strip()
+
+
+def _csv_value(field, raw):
+    value = clean(raw)
+    if value is None:
+        return None
+    if field.startswith(_CSV_TEXT_PREFIXES) or not _CSV_NUMBER_RE.match(value):
+        return value
+    return number(value.split()[0])
+
+
+def parse_query_gpu_csv(text, fields=None):
+    """Parse ``nvidia-smi --query-gpu=F1,F2 --format=csv[,noheader][,nounits]`` into a list of dicts.
+
+    Keys are the field names without their unit (``memory.total [MiB]`` -> ``memory.total``).  With
+    ``noheader`` pass ``fields`` (the names asked for, in order); a header line, when present, must
+    match them.  Values: None for ``N/A``, ``[N/A]``, ``[Not Supported]``...; numbers (with or without
+    their unit) become int/float except for identifier fields (name, serial, uuid, pci.*, versions);
+    anything else stays text.
+
+    Raises :class:`NvidiaSmiParseError` for a row whose cell count differs from the header (cut or
+    garbled output), a missing header without ``fields``, or an NVML failure message;
+    (a last row cut inside its last value cannot be told from a complete one: pass the output as
+    nvidia-smi printed it, with its final newline, and check ``len(rows)`` against ``count``);
+    :class:`NvidiaSmiNoDevices` for ``No devices were found``.
+    """
+    if isinstance(text, bytes):
+        text = text.decode('utf-8', 'replace')
+    lines = [line.strip() for line in (text or '').splitlines() if line.strip()]
+    failure = _FAILURE_RE.search('\n'.join(lines))
+    if failure:
+        if failure.group(1).lower().startswith('no devices were found'):
+            raise NvidiaSmiNoDevices('nvidia-smi: No devices were found')
+        raise NvidiaSmiParseError('nvidia-smi failed: %s' % failure.group(1).strip())
+    names = [f.strip() for f in fields] if fields else None
+    if lines:
+        cells = _csv_cells(lines[0])
+        first = [_csv_field(c) for c in cells]
+        if all(_CSV_HEADER_RE.match(c) for c in cells) and (names is None or first == names):
+            names = first
+            lines = lines[1:]
+    if not names:
+        raise NvidiaSmiParseError('nvidia-smi --query-gpu output has no header and no field list was given')
+    rows = []
+    for number_, line in enumerate(lines, 1):
+        cells = _csv_cells(line)
+        if len(cells) != len(names):
+            raise NvidiaSmiParseError('nvidia-smi --query-gpu row %d has %d values for %d fields (cut or garbled?): %s'
+                                      % (number_, len(cells), len(names), line[:200]))
+        rows.append(dict((name, _csv_value(name, cell)) for name, cell in zip(names, cells)))
+    return rows
 
 
 # --- nvidia-smi topo -m -----------------------------------------------------------------------------

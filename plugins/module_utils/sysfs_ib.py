@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import json
 import os
 import re
 
@@ -237,4 +238,112 @@ def collect(sysfs_root='/'):
         path = os.path.join(base, name)
         if os.path.isdir(path):
             devices[name] = device_facts(path)
+    return devices
+
+
+# --- ibdev2netdev and `rdma link` text, to cross-check the port -> netdev map built from sysfs ----------
+
+# rdma link physical_state spelling -> sysfs/ibstat spelling (phys_state of port_facts).
+RDMA_PHYS_STATES = {
+    'SLEEP': 'Sleep', 'POLLING': 'Polling', 'DISABLED': 'Disabled',
+    'PORT_CONFIGURATION_TRAINING': 'PortConfigurationTraining', 'LINK_UP': 'LinkUp',
+    'LINK_ERROR_RECOVERY': 'LinkErrorRecovery', 'PHY_TEST': 'Phy Test',
+}
+
+# "[0000:01:00.0 ]mlx5_0 [(MT4123 - PSID) desc fw X.Y.Z ]port 1 [(ACTIVE) ]==> p5p1 (Up)"
+_IBDEV2NETDEV_RE = re.compile(
+    r'^(?:(?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+)?(?P<dev>\S+)'
+    r'(?:\s+\((?P<hca_type>[^\s)]+)\s+-\s+(?P<part>[^)]*?)\s*\)(?P<desc>.*?)\s+fw\s+(?P<fw>\S+))?'
+    r'\s+port\s+(?P<port>\d+)(?:\s+\(\s*(?P<state>[A-Za-z_]+)\s*\))?'
+    r'\s+==>\s*(?P<netdev>[^\s(]+)?\s*(?:\(\s*(?P<link>[^)]*?)\s*\))?\s*$')
+# "link mlx5_0/1 state ACTIVE ..." (iproute2 >= 5.x) or "0/1: ibp0s9/1: subnet_prefix ..." (early 4.x)
+_RDMA_LINK_RE = re.compile(r'^\s*(?:link\s+|\d+/\d+:\s+)(?P<dev>[^\s/]+)/(?P<port>\d+):?(?P<rest>(?:\s.*)?)$')
+
+
+def _unknown_to_none(value):
+    if value is None or value.upper() in ('UNKNOWN', 'NA', 'N/A', ''):
+        return None
+    return value
+
+
+def parse_ibdev2netdev(text):
+    """Parse ``ibdev2netdev`` / ``ibdev2netdev -v`` (mlnx-tools) into
+    ``{dev: {'ports': {port: {'netdevs': [..], 'netdev_state': 'Up'|'Down'|None, 'state'}}, 'pci_address',
+    'hca_type', 'part', 'fw_ver'}}``.
+
+    ``state`` (port state, sysfs spelling ``ACTIVE``/``DOWN``) and the device keys come only with
+    ``-v``; ``NA`` (a VF's missing PSID) becomes None.  Lines that are not mapping lines (a shell
+    prompt, a cut line without ``==>``) are ignored."""
+    devices = {}
+    for raw in (text or '').splitlines():
+        m = _IBDEV2NETDEV_RE.match(raw.strip())
+        if not m:
+            continue
+        dev = devices.setdefault(m.group('dev'), {'ports': {}})
+        if m.group('pci'):
+            dev['pci_address'] = m.group('pci')
+        if m.group('hca_type'):
+            dev['hca_type'] = m.group('hca_type')
+            dev['part'] = _unknown_to_none(m.group('part').strip())
+            dev['fw_ver'] = m.group('fw')
+        port = dev['ports'].setdefault(m.group('port'), {'netdevs': []})
+        netdev = m.group('netdev')
+        if netdev and netdev not in port['netdevs']:
+            port['netdevs'].append(netdev)
+        port['netdev_state'] = m.group('link') or None
+        if m.group('state'):
+            port['state'] = _unknown_to_none(m.group('state').upper())
+    return devices
+
+
+def _rdma_port(entry):
+    port = {}
+    state = _unknown_to_none(entry.get('state'))
+    phys = _unknown_to_none(entry.get('physical_state'))
+    port['state'] = state
+    port['phys_state'] = RDMA_PHYS_STATES.get(phys, phys) if phys else None
+    netdev = entry.get('netdev')
+    port['netdevs'] = [netdev] if netdev else []
+    for key, name in (('lid', 'lid'), ('sm_lid', 'sm_lid'), ('lmc', 'lmc')):
+        value = entry.get(key)
+        if isinstance(value, bool) or value is None:
+            continue
+        num = value if isinstance(value, int) else parse_int(str(value))
+        if num is not None:
+            port[name] = num
+    if entry.get('subnet_prefix'):
+        port['subnet_prefix'] = entry['subnet_prefix']
+    return port
+
+
+def parse_rdma_link(text):
+    """Parse ``rdma link [show]`` text (iproute2, both the ``link dev/port ...`` layout and the early
+    ``0/1: dev/1: ...`` one) or ``rdma -j link`` JSON into ``{dev: {'ports': {port: {state,
+    phys_state, netdevs, lid, sm_lid, lmc, subnet_prefix}}}}`` with sysfs spellings (``ACTIVE``,
+    ``LinkUp``, ``Polling``, ``Disabled``); ``UNKNOWN`` becomes None.  Non-link lines (``rdma
+    system`` output, prompts) are ignored."""
+    devices = {}
+    body = (text or '').strip()
+    entries = []
+    if body.startswith('['):
+        try:
+            data = json.loads(body)
+        except ValueError:
+            data = None
+        for item in data if isinstance(data, list) else []:
+            if isinstance(item, dict) and item.get('ifname') and item.get('port') is not None:
+                entries.append(dict(item, dev=item['ifname'], port=str(item['port'])))
+    else:
+        for raw in body.splitlines():
+            m = _RDMA_LINK_RE.match(raw)
+            if not m:
+                continue
+            words = m.group('rest').split()
+            entry = {'dev': m.group('dev'), 'port': m.group('port')}
+            for key, value in zip(words[0::2], words[1::2]):
+                entry[key] = value
+            entries.append(entry)
+    for entry in entries:
+        dev = devices.setdefault(entry['dev'], {'ports': {}})
+        dev['ports'][entry['port']] = _rdma_port(entry)
     return devices

@@ -35,11 +35,18 @@ GT_TO_GEN = {"2.5": 1, "5": 2, "8": 3, "16": 4, "32": 5, "64": 6}
 
 
 def _read(path):
+    """Stripped text of a sysfs file; None when missing, unreadable (EIO/EINVAL on some attributes)
+    or empty. Bytes that are not UTF-8 are kept as latin-1 rather than raising."""
     try:
-        with open(path) as f:
-            return f.read().strip()
+        with open(path, "rb") as f:
+            data = f.read()
     except (IOError, OSError):
         return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    return text.strip() or None
 
 
 def link_gen(speed):
@@ -64,6 +71,20 @@ def _int(text, base=10):
         return None
 
 
+def _hex_id(text):
+    """Normalise an id file (``0x10de``); None when it is not hex (a garbled or cut file)."""
+    if text is None:
+        return None
+    value = text.strip().lower()
+    if not value.startswith("0x"):
+        value = "0x" + value
+    try:
+        int(value, 16)
+    except ValueError:
+        return None
+    return value
+
+
 def read_device(path):
     """Return a dict for one PCI device directory."""
     dev = {"address": os.path.basename(path)}
@@ -76,9 +97,11 @@ def read_device(path):
         if value is not None:
             dev[key] = value
     if vendor is not None:
-        dev["vendor"] = VENDORS.get(vendor, "other")
+        vendor_id = _hex_id(vendor)
+        dev["vendor"] = VENDORS.get(vendor_id, "other") if vendor_id else "unknown"
     if klass is not None:
-        dev["class"] = CLASSES.get(klass[:6], "other")
+        class_id = _hex_id(klass)
+        dev["class"] = CLASSES.get(class_id[:6], "other") if class_id and len(class_id) == 8 else "unknown"
     numa = _int(_read(os.path.join(path, "numa_node")))
     if numa is not None:
         dev["numa_node"] = numa
@@ -117,7 +140,7 @@ def read_pci(sysfs_root="/", vendors=tuple(VENDORS)):
     wanted = set(v.lower() for v in vendors) if vendors else None
     for name in names:
         dev = read_device(os.path.join(base, name))
-        if wanted is not None and dev.get("vendor_id", "").lower() not in wanted:
+        if wanted is not None and (_hex_id(dev.get("vendor_id")) or "") not in wanted:
             continue
         devices[name] = dev
     summary = summarize(devices)

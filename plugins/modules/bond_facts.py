@@ -19,7 +19,8 @@ description:
     status, speed, duplex, link failure count, aggregator ID, churn states and LACP PDU details.
   - Each bond gets C(degraded) and C(degraded_reasons) - a slave whose MII status is not up, an
     active-backup bond without active slave, an 802.3ad slave outside the active aggregator (or slaves
-    spread over aggregators), an actor or partner churned, no LACP partner (partner MAC all zero).
+    spread over aggregators, or in no aggregator), an 802.3ad bond the driver says has no active
+    aggregator, an actor or partner churned, no LACP partner (partner MAC all zero).
   - No bonding driver or no bonds gives an empty dict.
 author:
   - gpufleet maintainers (@gpufleet)
@@ -65,10 +66,13 @@ ansible_facts:
           C(broadcast), C(802.3ad), C(balance-tlb), C(balance-alb)), C(mode_text), C(driver_version),
           C(mii_status), C(miimon), C(updelay), C(downdelay), and when present C(primary_slave),
           C(primary_reselect), C(active_slave), C(xmit_hash_policy), C(arp_interval), C(arp_ip_target),
+          C(arp_missed_max), C(ns_ip6_target), C(peer_notif_delay),
           C(lacp) (C(lacp_rate), C(min_links), C(ad_select), C(system_priority), C(system_mac),
-          C(active_aggregator) with C(id), C(ports), C(actor_key), C(partner_key), C(partner_mac)),
-          C(slaves) (list of C(name), C(mii_status), C(speed), C(speed_mbps), C(duplex),
-          C(link_failure_count), C(permanent_hw_addr), C(queue_id), C(aggregator_id),
+          C(active_aggregator) with C(id), C(ports), C(actor_key), C(partner_key), C(partner_mac), or
+          null when the driver says the bond has no active aggregator),
+          C(slaves) (list of C(name), C(mii_status), C(speed), C(speed_mbps) (null when unknown),
+          C(duplex),
+          C(link_failure_count), C(permanent_hw_addr), C(queue_id), C(aggregator_id) (null for C(N/A)),
           C(actor_churn_state), C(partner_churn_state), C(actor_churned_count), C(partner_churned_count),
           C(actor_lacp_pdu), C(partner_lacp_pdu)), C(degraded) and C(degraded_reasons).
       returned: always

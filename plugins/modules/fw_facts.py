@@ -158,7 +158,9 @@ ansible_facts:
               description:
                 - Parsed flash query with C(fw_version), C(fw_version_running) (only when it differs, pending
                   reset), C(pending_reset), C(psid), C(product_version), C(fw_release_date), C(base_guid),
-                  C(base_mac), C(rom_info), C(pxe_version), C(uefi_version), C(image_type).
+                  C(base_mac), C(rom_info), C(pxe_version), C(uefi_version), C(image_type), C(guids) and
+                  C(macs) (lists; ConnectX-3 FS2 images have no base GUID/MAC), and C(errors) (the tool's
+                  C(-E-) lines) when it printed any.
               type: dict
               returned: when the flash was queried successfully
             flash_tool:
@@ -166,7 +168,10 @@ ansible_facts:
               type: str
               returned: when the flash was queried
         ofed:
-          description: Parsed C(ofed_info -s) with C(raw), C(distribution), C(version) and C(flavor) (C(MLNX_OFED) or C(DOCA)).
+          description:
+            - Parsed C(ofed_info -s) with C(raw), C(distribution), C(version) and C(flavor) (C(MLNX_OFED),
+              C(DOCA) for the C(OFED-internal) name, C(MLNX_EN)); C(null) when C(ofed_info) is absent or
+              prints no OFED version line.
           returned: always
           type: dict
           sample: {raw: MLNX_OFED_LINUX-5.8-1.0.1.1, distribution: MLNX_OFED_LINUX, version: 5.8-1.0.1.1, flavor: MLNX_OFED}
@@ -178,7 +183,9 @@ ansible_facts:
         fabricmanager:
           description:
             - C(version) (from C(nv-fabricmanager --version)), C(service_state) (C(systemctl is-active)),
-              C(log) (summary with C(version), C(starts), C(levels), C(nvswitch_errors), C(last_error)).
+              C(log) (summary with C(version), C(starts), C(levels), C(nvswitch_errors), C(last_error),
+              C(configured) (the last start logged that all GPUs and NVSwitches were configured; null when
+              the log shows no start) and C(driver_mismatch)).
           returned: always
           type: dict
         mlxup:

@@ -77,8 +77,9 @@ ansible_facts:
         devices:
           description:
             - Devices keyed by PCI address (C(0000:17:00.0)). Each has C(address), C(vendor_id),
-              C(device_id), C(class_id), C(vendor) (C(nvidia), C(mellanox) or C(other)), C(class)
-              (C(display_3d), C(bridge_other) for NVSwitch, C(network_infiniband), ...), and when the
+              C(device_id), C(class_id), C(vendor) (C(nvidia), C(mellanox), C(other), or C(unknown) when
+              the vendor file does not hold a hex id), C(class) (C(display_3d), C(bridge_other) for
+              NVSwitch, C(network_infiniband), ..., C(unknown) when unreadable), and when the
               files exist C(driver), C(numa_node), C(local_cpulist), C(current_link_speed),
               C(current_link_gen), C(current_link_width), C(max_link_speed), C(max_link_gen),
               C(max_link_width).

@@ -93,3 +93,95 @@ def test_real_dcb_accepts_app_argvs():
     bad = subprocess.run([binary, "app", "add", "dev", "lo", "dscp-prio", "99:3"], capture_output=True, text=True,
                          check=False)
     assert "Operation not supported" not in bad.stderr
+
+
+# HANDMADE JSON/text in the layouts iproute2's dcb/dcb_app.c prints (read through the search index,
+# iproute2/iproute2 at 00d59f40): each APP entry is a [key, prio] array, DSCP keys are numbers in JSON
+# and rt_dsfield names in text, default-prio lists bare priorities, pcp-prio keys are names ("3nd").
+APP_JSON_HANDMADE = {"default_prio": [0], "dscp_prio": [[0, 0], [26, 3], [46, 5]], "pcp_prio": [["3nd", 3]]}
+
+
+def test_app_json_layout():
+    got = dcb.parse_app(json.dumps(APP_JSON_HANDMADE))
+    assert got == {"dscp2prio": {0: 0, 26: 3, 46: 5}, "default_prio": [0], "pcp2prio": {"3nd": 3}}
+
+
+def test_app_text_default_and_pcp():
+    got = dcb.parse_app("default-prio 0 1 \ndscp-prio CS0:0 AF31:3 EF:5 \npcp-prio 3nd:3 \n")
+    assert got == {"dscp2prio": {0: 0, 26: 3, 46: 5}, "default_prio": [0, 1], "pcp2prio": {"3nd": 3}}
+    # a DSCP name this parser does not know (a custom rt_dsfield) is left out, not guessed
+    assert dcb.parse_app("dscp-prio mycustom:3 26:3\n")["dscp2prio"] == {26: 3}
+
+
+def test_ets_text_with_recommendation_rows():
+    # HANDMADE: dcb ets show also prints pg-bw and the reco-* rows; they must not override tc-bw etc.
+    text = ("willing off ets-cap 8 cbs off \ntc-bw 0:0 1:0 2:0 3:50 4:50 5:0 6:0 7:0 \n"
+            "pg-bw 0:0 1:0 2:0 3:0 4:0 5:0 6:0 7:0 \n"
+            "tc-tsa 0:strict 1:strict 2:strict 3:ets 4:ets 5:strict 6:strict 7:strict \n"
+            "prio-tc 0:0 1:1 2:2 3:3 4:4 5:5 6:6 7:7 \n"
+            "reco-tc-bw 0:10 1:10 2:10 3:10 4:10 5:10 6:20 7:20 \n"
+            "reco-tc-tsa 0:ets 1:ets 2:ets 3:ets 4:ets 5:ets 6:ets 7:ets \n"
+            "reco-prio-tc 0:7 1:7 2:7 3:7 4:7 5:7 6:7 7:7 \n")
+    got = dcb.parse_ets(text)
+    assert got["tc_bw"] == [0, 0, 0, 50, 50, 0, 0, 0] and got["prio_tc"] == list(range(8))
+    assert got["tc_tsa"][3] == "ets" and got["tc_tsa"][0] == "strict" and got["willing"] is False
+
+
+def test_cut_pfc_row_is_unknown():
+    assert "pfc" not in dcb.parse_pfc("prio-pfc 0:off 1:off 2:off 3:o")
+    assert "pfc" not in dcb.parse_pfc(json.dumps({"prio_pfc": [False, True]}))
+
+
+def _damaged(text, seed=0):
+    """Cut and garbled copies of ``text`` (deterministic)."""
+    import random
+    lines = text.splitlines(True)
+    out = [text[:int(len(text) * f)] for f in (0.1, 0.25, 0.5, 0.75, 0.9, 0.99)]
+    out += [''.join(lines[:i]) for i in range(0, len(lines), max(1, len(lines) // 20))]
+    rnd = random.Random(seed)
+    for dummy in range(40):
+        ls = list(lines)
+        for dummy2 in range(3):
+            if not ls:
+                break
+            i = rnd.randrange(len(ls))
+            op = rnd.randrange(4)
+            if op == 0:
+                ls[i] = ls[i][:rnd.randrange(len(ls[i]) + 1)] + '\n'
+            elif op == 1:
+                ls[i] = ''.join(rnd.choice('xz:09 \t()[],=N/A-') for dummy3 in ls[i]) + '\n'
+            elif op == 2:
+                del ls[i]
+            else:
+                ls[i] = ls[i].replace('0', 'x').replace('1', 'N/A')
+        out.append(''.join(ls))
+    return out + ['', '\n', 'garbage\n', '\x00\xff\n', None]
+
+
+def test_damaged_outputs_never_crash(corpus):
+    """Every dcb recording, and JSON documents cut and with wrong value types: dicts back, never an
+    exception; pfc/tc lists have their full length or are absent."""
+    texts = [p.read_text() for p in sorted((corpus / "mlnx_qos").glob("dcb-*.txt"))]
+    docs = [APP_JSON_HANDMADE,
+            {"pfc_cap": 8, "macsec_bypass": False, "delay": 0, "prio_pfc": [False] * 3 + [True] + [False] * 4},
+            {"willing": False, "ets_cap": 8, "cbs": False, "tc_bw": [12] * 4 + [13] * 4, "tc_tsa": ["ets"] * 8,
+             "prio_tc": list(range(8))}]
+    for doc in docs:
+        body = json.dumps(doc, indent=1)
+        texts.append(body)
+        texts += [body[:i] for i in range(0, len(body), max(1, len(body) // 20))]
+        for key in doc:
+            for wrong in (None, "x", {"a": 1}, [None], [["x"]], 1.5, True):
+                texts.append(json.dumps(dict(doc, **{key: wrong})))
+    for text in texts:
+        for variant in _damaged(text) if not text.startswith("{") else [text]:
+            pfc = dcb.parse_pfc(variant)
+            assert "pfc" not in pfc or len(pfc["pfc"]) == 8
+            ets = dcb.parse_ets(variant)
+            assert all(isinstance(v, int) for v in ets.get("tc_bw", []))
+            assert isinstance(dcb.parse_app(variant)["dscp2prio"], dict)
+
+
+def test_json_pfc_with_non_boolean_entries_is_unknown():
+    assert "pfc" not in dcb.parse_pfc(json.dumps({"prio_pfc": [None] * 8}))
+    assert dcb.parse_pfc(json.dumps({"prio_pfc": ["off"] * 3 + ["on"] + ["off"] * 4}))["pfc"][3] is True

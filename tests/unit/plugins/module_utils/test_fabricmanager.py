@@ -50,7 +50,8 @@ def test_log_line():
 
 def test_journal_nothing_to_do_pre_nvl5(corpus):
     res = fm.parse_journal((corpus / 'fabricmanager/cubestudio-issue29-journal-nothing-to-do-pre-nvl5.txt').read_text())
-    assert res == {'nothing_to_do': True, 'failed': True, 'pre_nvl5': True, 'driver_mismatch': None}
+    assert res == {'nothing_to_do': True, 'failed': True, 'pre_nvl5': True, 'driver_mismatch': None,
+                   'configured': False}
 
 
 def test_journal_localised_date(corpus):
@@ -63,3 +64,63 @@ def test_journal_driver_mismatch(corpus):
     res = fm.parse_journal((corpus / 'fabricmanager/gpuoperator-issue544-fm-530-mismatch-line.txt').read_text())
     assert res['driver_mismatch'] == {'fm_version': '530.30.02', 'driver_version': '530.41.03'}
     assert res['nothing_to_do'] is False
+
+
+# HANDMADE journal of a good NVL5 start, modeled on public `journalctl -u nvidia-fabricmanager`
+# excerpts seen through the search index (index file ids 63125688786, 61449772639): the
+# "Successfully configured all the available GPUs and NVSwitches ..." notice after OpenSM/partition lines.
+JOURNAL_OK_HANDMADE = """Aug 27 07:13:10 node1 systemd[1]: Starting nvidia-fabricmanager.service - NVIDIA fabric manager service...
+Aug 27 07:13:21 node1 nv-fabricmanager[31082]: NodeId 0 partition id 1 is activated.
+Aug 27 07:13:21 node1 nv-fabricmanager[31082]: Successfully configured all the available GPUs and NVSwitches to route NVLink traffic.
+Aug 27 07:13:21 node1 systemd[1]: Started nvidia-fabricmanager.service - NVIDIA fabric manager service.
+"""
+
+
+def test_journal_configured_then_failed_restart():
+    ok = fm.parse_journal(JOURNAL_OK_HANDMADE)
+    assert ok == {'nothing_to_do': False, 'failed': False, 'pre_nvl5': False, 'driver_mismatch': None,
+                  'configured': True}
+    # HANDMADE: a later restart that fails (systemd's "Failed with result" line): not configured any more
+    later = JOURNAL_OK_HANDMADE + (
+        "Aug 27 09:00:00 node1 systemd[1]: Starting nvidia-fabricmanager.service - NVIDIA fabric manager service...\n"
+        "Aug 27 09:00:02 node1 systemd[1]: nvidia-fabricmanager.service: Failed with result 'exit-code'.\n")
+    res = fm.parse_journal(later)
+    assert res['failed'] is True and res['configured'] is False
+
+
+def test_log_configured_and_mismatch_handmade():
+    # HANDMADE fabricmanager.log lines in the recorded "[date] [LEVEL] [tid N] msg" layout
+    log = ("[Jan 10 2025 10:00:00] [INFO] [tid 100] Fabric Manager version 550.90.07 is running with the following "
+           "configuration options\n"
+           "[Jan 10 2025 10:00:30] [INFO] [tid 100] Successfully configured all the available GPUs and NVSwitches "
+           "to route NVLink traffic.\n"
+           "[Jan 11 2025 08:00:00] [INFO] [tid 200] Fabric Manager version 550.90.07 is running with the following "
+           "configuration options\n"
+           "[Jan 11 2025 08:00:01] [ERROR] [tid 200] fabric manager NVIDIA GPU driver interface version 550.90.07 "
+           "don't match with driver version 550.127.05. Please update with matching NVIDIA driver package.\n")
+    summary = fm.parse_log(log)
+    assert (summary['version'], summary['starts'], summary['configured']) == ('550.90.07', 2, False)
+    assert summary['driver_mismatch'] == {'fm_version': '550.90.07', 'driver_version': '550.127.05'}
+    assert fm.parse_log(log.split('[Jan 11', 1)[0])['configured'] is True
+    assert fm.parse_log('')['configured'] is None
+
+
+def test_damaged_recordings_never_crash(corpus):
+    import random
+    for path in sorted((corpus / 'fabricmanager').glob('*')):
+        text = path.read_text(encoding='utf-8', errors='replace')
+        lines = text.splitlines(True)
+        variants = [text[:i] for i in range(0, len(text), max(1, len(text) // 30))]
+        rnd = random.Random(5)
+        for dummy in range(30):
+            ls = list(lines)
+            if ls:
+                i = rnd.randrange(len(ls))
+                ls[i] = rnd.choice(['[', '[x] [y] z\n', ls[i].replace(']', '', 1), ls[i].replace(' ', '', 4)])
+            variants.append(''.join(ls))
+        for variant in variants + [None, '\x00\xff']:
+            assert fm.parse_version(variant) is None or fm.parse_version(variant)[0].isdigit()
+            summary = fm.parse_log(variant)
+            assert isinstance(summary['starts'], int) and isinstance(summary['nvswitch_errors'], list)
+            assert set(fm.parse_journal(variant)) == {'nothing_to_do', 'failed', 'pre_nvl5', 'driver_mismatch',
+                                                      'configured'}

@@ -4,6 +4,8 @@ spellings must match the sysfs facts so checks can use either source."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import ibstat, sysfs_ib
@@ -55,7 +57,7 @@ def test_ibstat_down_ports(corpus_file, name, phys):
 def test_ibstat_short(corpus_file):
     cas = ibstat.parse_ibstat(corpus_file('ibstat/heioy-ibstat-s-short.txt').read_text())
     assert sorted(cas) == ['mlx4_0', 'mlx4_1']
-    assert cas['mlx4_1'] == {'ports': {}, 'hca_type': 'MT4099', 'num_ports': 2, 'fw_ver': '2.42.5000',
+    assert cas['mlx4_1'] == {'ports': {}, 'node_type': 'CA', 'hca_type': 'MT4099', 'num_ports': 2, 'fw_ver': '2.42.5000',
                              'hw_rev': '1', 'node_guid': '0xf45214030033b850',
                              'sys_image_guid': '0xf45214030033b853'}
 
@@ -96,3 +98,145 @@ def test_same_keys_as_sysfs(corpus, corpus_file):
 ])
 def test_normalize_guid(text, expected):
     assert ibstat.normalize_guid(text) == expected
+
+
+# HANDMADE (not recordings): layouts that infiniband-diags' ibstat.c (linux-rdma/rdma-core,
+# infiniband-diags/ibstat.c at 1d07d99b) prints but the corpus has no recording of.
+# - iWARP devices are headed "iWARP RNIC '<name>'" / "iWARP RNIC type:" (node_type_str), e.g. the
+#   i40iw0 device of the corpus' node_exporter sysfs tree; states/rates below follow that tree.
+# - Omni-Path hfi1 leaves "CA type:" empty (umad ca_type from an absent hca_type file, as in the
+#   corpus' procfs hfi1_0 sysfs tree, fw 1.27.0).
+# - FDR10 ports print "Rate: 40 (FDR10)"; unknown states print "???"; phys state 7 is "PhyTest".
+HANDMADE_IWARP_HFI1 = """iWARP RNIC 'i40iw0'
+\tiWARP RNIC type:\x20
+\tNumber of ports: 1
+\tFirmware version: 0.2
+\tHardware version: 0
+\tNode GUID: 0x3cfdfe0000000000
+\tSystem image GUID: 0x3cfdfe0000000000
+\tPort 1:
+\t\tState: Active
+\t\tPhysical state: LinkUp
+\t\tRate: 10
+\t\tBase lid: 0
+\t\tLMC: 0
+\t\tSM lid: 0
+\t\tCapability mask: 0x00000000
+\t\tPort GUID: 0x3cfdfe0000000000
+\t\tLink layer: Ethernet
+CA 'hfi1_0'
+\tCA type:\x20
+\tNumber of ports: 1
+\tFirmware version: 1.27.0
+\tHardware version: 10
+\tNode GUID: 0x0011750101000001
+\tSystem image GUID: 0x0011750101000001
+\tPort 1:
+\t\tState: Armed
+\t\tPhysical state: LinkUp
+\t\tRate: 100
+\t\tBase lid: 1
+\t\tLMC: 0
+\t\tSM lid: 1
+\t\tCapability mask: 0x00410022
+\t\tPort GUID: 0x0011750101000001
+\t\tLink layer: InfiniBand
+CA 'mlx4_0'
+\tCA type: MT4099
+\tNumber of ports: 2
+\tFirmware version: 2.42.5000
+\tHardware version: 1
+\tNode GUID: 0xf452140300000000
+\tSystem image GUID: 0xf452140300000003
+\tPort 1:
+\t\tState: Initializing
+\t\tPhysical state: LinkUp
+\t\tRate: 40 (FDR10)
+\t\tBase lid: 0
+\t\tLMC: 0
+\t\tSM lid: 0
+\t\tCapability mask: 0x02514868
+\t\tPort GUID: 0xf452140300000001
+\t\tLink layer: InfiniBand
+\tPort 2:
+\t\tState: ???
+\t\tPhysical state: PhyTest
+\t\tRate: 2.5
+\t\tBase lid: 0
+\t\tLMC: 0
+\t\tSM lid: 0
+\t\tCapability mask: 0x02514868
+\t\tPort GUID: 0xf452140300000002
+\t\tLink layer: InfiniBand
+"""
+
+
+def test_handmade_iwarp_hfi1_fdr10():
+    cas = ibstat.parse_ibstat(HANDMADE_IWARP_HFI1)
+    assert sorted(cas) == ['hfi1_0', 'i40iw0', 'mlx4_0']
+    iw = cas['i40iw0']
+    assert (iw['node_type'], iw['hca_type'], iw['fw_ver']) == ('iWARP RNIC', None, '0.2')
+    assert iw['ports']['1']['link_layer'] == 'Ethernet' and iw['ports']['1']['rate_gbps'] == 10
+    hfi = cas['hfi1_0']
+    assert hfi['hca_type'] is None and hfi['fw_ver'] == '1.27.0'
+    assert hfi['ports']['1']['state'] == 'ARMED' and hfi['ports']['1']['rate_gbps'] == 100
+    mlx = cas['mlx4_0']['ports']
+    assert mlx['1']['state'] == 'INIT' and mlx['1']['rate_gbps'] == 40 and mlx['1']['rate'] == '40 (FDR10)'
+    assert mlx['2']['state'] is None and mlx['2']['phys_state'] == 'Phy Test' and mlx['2']['rate_gbps'] == 2.5
+
+
+@pytest.mark.parametrize('text', [
+    # what ibstat prints instead of a report (IBPANIC in ibstat.c); HANDMADE from the format string
+    "ibpanic: [12345] main: can't list IB device names: No such file or directory\n",
+    "ibpanic: [12345] main: 'mlx5_9' IB device can't be found\n",
+    '', None,
+])
+def test_no_report_gives_no_ca(text):
+    assert ibstat.parse_ibstat(text) == {}
+    assert ibstat.parse_ibstatus(text) == {}
+
+
+def _damaged(text, seed=0):
+    """Cut and garbled copies of ``text`` (deterministic)."""
+    lines = text.splitlines(True)
+    out = [text[:int(len(text) * f)] for f in (0.1, 0.25, 0.5, 0.75, 0.9, 0.99)]
+    out += [''.join(lines[:i]) for i in range(0, len(lines), max(1, len(lines) // 20))]
+    rnd = random.Random(seed)
+    for dummy in range(40):
+        ls = list(lines)
+        for dummy2 in range(3):
+            if not ls:
+                break
+            i = rnd.randrange(len(ls))
+            op = rnd.randrange(4)
+            if op == 0:
+                ls[i] = ls[i][:rnd.randrange(len(ls[i]) + 1)] + '\n'
+            elif op == 1:
+                ls[i] = ''.join(rnd.choice('xz:09 \t()[],=N/A-') for dummy3 in ls[i]) + '\n'
+            elif op == 2:
+                del ls[i]
+            else:
+                ls[i] = ls[i].replace('0', 'x').replace('1', 'N/A')
+        out.append(''.join(ls))
+    return out + ['', '\n', 'garbage\n', '\x00\xff\n']
+
+
+STATES = (None, 'ACTIVE', 'DOWN', 'INIT', 'ARMED')
+
+
+def test_damaged_recordings_never_crash(corpus):
+    """Every ibstat/ibstatus recording cut at many points and garbled: a dict back, never an exception;
+    what is missing is absent and what is present has a known spelling or is None."""
+    files = sorted((corpus / 'ibstat').glob('*.txt')) + [None]
+    for path in files:
+        text = path.read_text() if path else HANDMADE_IWARP_HFI1
+        for variant in _damaged(text):
+            for parse in (ibstat.parse_ibstat, ibstat.parse_ibstatus):
+                cas = parse(variant)
+                assert isinstance(cas, dict)
+                for ca in cas.values():
+                    for port in ca['ports'].values():
+                        assert port.get('rate_gbps') is None or isinstance(port['rate_gbps'], (int, float))
+                        assert port.get('lid') is None or isinstance(port['lid'], int)
+                        if parse is ibstat.parse_ibstat and port.get('state') in STATES[1:]:
+                            assert port['state'] in STATES

@@ -80,3 +80,158 @@ def test_mlxup_query_pending_reset(corpus_file):
 def test_empty_inputs():
     assert mlx_fw.parse_mlxup_query('') == []
     assert mlx_fw.parse_flint_query('') == {'rom_info': [], 'pending_reset': False}
+
+
+# HANDMADE (not recordings), modeled on public mlxfwmanager/mlxup query outputs seen through the
+# search index: a BlueField-2 DPU with "UEFI Virtio blk"/"UEFI Virtio net" version rows and a burned
+# FW waiting for a reset (index file ids 52866056169, 53494898244), and an HP ConnectX-3 Pro with
+# "Port1 GUID"/"Port2 GUID" lines, a CLP row and an mst device name (index file id 20217185482).
+# Serial-like values are invented.
+MLXFWMANAGER_HANDMADE = """Querying Mellanox devices firmware ...
+
+Device #1:
+----------
+
+  Device Type:      BlueField2
+  Part Number:      MBF2H332A-AEEO_Ax_Bx
+  Description:      BlueField-2 DPU, 2x 25GbE (HANDMADE text)
+  PSID:             MT_0000000539
+  PCI Device Name:  /dev/mst/mt41686_pciconf0
+  Base GUID:        0c42a10300000000
+  Base MAC:         0c42a1000000
+  Versions:         Current        Available
+     FW             24.47.1026     N/A
+     FW (Running)   24.42.1000     N/A
+     PXE            3.7.0500       N/A
+     UEFI           14.35.0015     N/A
+     UEFI Virtio blk   22.4.0013      N/A
+     UEFI Virtio net   21.4.0013      N/A
+
+  Status:           No matching image found
+
+Device #2:
+----------
+
+  Device Type:      ConnectX3Pro
+  Part Number:      764285-B21_Ax
+  Description:      HP 2-port FDR IB / 40GbE adapter (HANDMADE text)
+  PSID:             HP_1380110017
+  PCI Device Name:  mt4103_pci_cr0
+  Port1 GUID:       24be05ffff000001
+  Port2 GUID:       24be05ffff000002
+  Versions:         Current        Available
+     FW             2.42.5700      2.42.5700
+     CLP            8025           8025
+     PXE            3.4.0754       3.4.0754
+     UEFI           14.11.0049     14.11.0049
+
+  Status:           Up to date
+"""
+
+
+def test_mlxfwmanager_dpu_virtio_rows_and_port_guids():
+    bf2, cx3 = mlx_fw.parse_mlxup_query(MLXFWMANAGER_HANDMADE)
+    assert (bf2['fw_version'], bf2['fw_version_running'], bf2['pending_reset']) == ('24.47.1026', '24.42.1000', True)
+    # rows after the multi-word "UEFI Virtio ..." names are still read, and those rows are kept whole
+    assert bf2['versions']['UEFI Virtio net'] == {'current': '21.4.0013', 'available': None}
+    assert (bf2['pxe_version'], bf2['uefi_version'], bf2['status']) == ('3.7.0500', '14.35.0015', 'No matching image found')
+    assert (cx3['fw_version'], cx3['fw_version_available'], cx3['pending_reset']) == ('2.42.5700', '2.42.5700', False)
+    assert cx3['versions']['CLP'] == {'current': '8025', 'available': '8025'}
+    assert (cx3['port1_guid'], cx3['psid'], cx3['status']) == ('24be05ffff000001', 'HP_1380110017', 'Up to date')
+
+
+# HANDMADE: flint/mstflint "q" of a DPU lists multi-word ROM types ("UEFI Virtio net"), the same
+# names mlxfwmanager shows above; and the "-E-" line flint prints when it cannot open the device.
+FLINT_DPU_HANDMADE = """Image type:            FS4
+FW Version:            24.47.1026
+FW Version(Running):   24.42.1000
+FW Release Date:       1.4.2025
+Product Version:       24.47.1026
+Rom Info:              type=UEFI Virtio net version=21.4.13 cpu=AMD64,AARCH64
+                       type=UEFI Virtio blk version=22.4.13 cpu=AMD64,AARCH64
+                       type=UEFI version=14.35.15 cpu=AMD64,AARCH64
+                       type=PXE version=3.7.500 cpu=AMD64
+Description:           UID                GuidsNumber
+Base GUID:             0c42a10300000000        16
+Base MAC:              0c42a1000000            16
+Image VSD:             N/A
+Device VSD:            N/A
+PSID:                  MT_0000000539
+Security Attributes:   secure-fw
+"""
+
+
+def test_flint_dpu_multiword_rom_types_and_pending():
+    facts = mlx_fw.parse_flint_query(FLINT_DPU_HANDMADE)
+    assert [r['type'] for r in facts['rom_info']] == ['UEFI Virtio net', 'UEFI Virtio blk', 'UEFI', 'PXE']
+    assert (facts['uefi_version'], facts['pxe_version']) == ('14.35.15', '3.7.500')
+    assert (facts['fw_version'], facts['fw_version_running'], facts['pending_reset']) == \
+        ('24.47.1026', '24.42.1000', True)
+    assert 'errors' not in facts
+    err = mlx_fw.parse_flint_query('-E- Cannot open Device: 0000:3b:00.0. No such file or directory. '
+                                   'MFE_UNSUPPORTED_DEVICE\n')
+    assert err['errors'] == ['Cannot open Device: 0000:3b:00.0. No such file or directory. MFE_UNSUPPORTED_DEVICE']
+    assert 'fw_version' not in err and err['pending_reset'] is False
+
+
+def _damaged(text, seed=0):
+    """Cut and garbled copies of ``text`` (deterministic)."""
+    import random
+    lines = text.splitlines(True)
+    out = [text[:int(len(text) * f)] for f in (0.1, 0.25, 0.5, 0.75, 0.9, 0.99)]
+    out += [''.join(lines[:i]) for i in range(0, len(lines), max(1, len(lines) // 20))]
+    rnd = random.Random(seed)
+    for dummy in range(40):
+        ls = list(lines)
+        for dummy2 in range(3):
+            if not ls:
+                break
+            i = rnd.randrange(len(ls))
+            op = rnd.randrange(4)
+            if op == 0:
+                ls[i] = ls[i][:rnd.randrange(len(ls[i]) + 1)] + '\n'
+            elif op == 1:
+                ls[i] = ''.join(rnd.choice('xz:09 \t()[],=N/A-') for dummy3 in ls[i]) + '\n'
+            elif op == 2:
+                del ls[i]
+            else:
+                ls[i] = ls[i].replace('0', 'x').replace('1', 'N/A')
+        out.append(''.join(ls))
+    return out + ['', '\n', 'garbage\n', '\x00\xff\n', None]
+
+
+def test_damaged_recordings_never_crash(corpus):
+    """Every mlx_fw recording (and the HANDMADE layouts) cut and garbled: both parsers answer, a
+    pending reset is only claimed when both versions were read."""
+    texts = [p.read_text() for p in sorted((corpus / 'mlx_fw').glob('*.txt'))]
+    for text in texts + [MLXFWMANAGER_HANDMADE, FLINT_DPU_HANDMADE]:
+        for variant in _damaged(text):
+            facts = mlx_fw.parse_flint_query(variant)
+            if facts['pending_reset']:
+                assert facts.get('fw_version') and facts.get('fw_version_running')
+            for dev in mlx_fw.parse_mlxup_query(variant):
+                if dev['pending_reset']:
+                    assert dev['fw_version'] and dev['fw_version_running']
+
+
+def test_flint_fs2_connectx3_layout():
+    # HANDMADE, modeled on an mstflint query of a ConnectX-3 (FS2 image) seen in a public firmware
+    # upgrade guide (index file id 37517468776): "Rom Info" with devid/proto fields, a "Device ID" line,
+    # a "Node Port1 Port2 Sys image" column header and GUIDs/MACs lists instead of base GUID/MAC.
+    text = ("Image type:      FS2\n"
+            "FW Version:      2.30.8000\n"
+            "Rom Info:        type=PXE  version=3.4.151 devid=4099 proto=VPI\n"
+            "Device ID:       4099\n"
+            "Description:     Node             Port1            Port2            Sys image\n"
+            "GUIDs:           0002c90300000010 0002c90300000011 0002c90300000012 0002c90300000013\n"
+            "MACs:                                 0002c9000011     0002c9000012\n"
+            "VSD:\n"
+            "PSID:            MT_1090120019\n")
+    facts = mlx_fw.parse_flint_query(text)
+    assert (facts['image_type'], facts['fw_version'], facts['psid'], facts['device_id']) == \
+        ('FS2', '2.30.8000', 'MT_1090120019', '4099')
+    assert facts['rom_info'] == [{'type': 'PXE', 'version': '3.4.151', 'cpu': None}]
+    assert facts['pxe_version'] == '3.4.151'
+    assert facts['guids'] == ['0002c90300000010', '0002c90300000011', '0002c90300000012', '0002c90300000013']
+    assert facts['macs'] == ['0002c9000011', '0002c9000012']
+    assert 'description' not in facts and 'base_guid' not in facts and facts['image_vsd'] is None

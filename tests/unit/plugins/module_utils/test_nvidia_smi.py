@@ -248,3 +248,152 @@ def test_hand_made_nic_legend():
     assert gpu2 == {'links': {'GPU0': 'NV18', 'GPU1': 'NV18', 'GPU3': 'NV18', 'mlx5_0': 'SYS', 'mlx5_1': 'SYS',
                               'mlx5_2': 'PIX', 'mlx5_3': 'NODE'},
                     'cpu_affinity': '48-95', 'numa_affinity': '1', 'gpu_numa_id': None}
+
+
+# --- text around the XML, failure messages, broken <supported_clocks>, cut/garbled documents -----------
+
+def _a10g(corpus):
+    return (corpus / 'nvidia_smi/xml-telegraf-A10G-515.xml').read_text()
+
+
+def test_warning_before_xml_and_second_document(corpus):
+    # nvidia-smi prints "WARNING: infoROM is corrupted at gpu ..." on stdout before the report and still
+    # exits 0 for -q -x (microsoft/pai#3756, NVIDIA/gpu-operator#20); -l repeats the document.
+    text = _a10g(corpus)
+    plain = nvidia_smi.parse_query_xml(text)
+    warned = nvidia_smi.parse_query_xml('WARNING: infoROM is corrupted at gpu 0000:00:1E.0\n' + text)
+    assert warned == plain
+    assert nvidia_smi.parse_query_xml(text + '\n' + text) == plain
+
+
+@pytest.mark.parametrize('text, exc, words', [
+    ('No devices were found\n', nvidia_smi.NvidiaSmiNoDevices, 'No devices were found'),
+    ('Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 535.183\n',
+     nvidia_smi.NvidiaSmiParseError, 'Driver/library version mismatch'),
+    ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
+     "NVIDIA driver is installed and running.\n", nvidia_smi.NvidiaSmiParseError, "couldn't communicate"),
+])
+def test_failure_messages_are_named(text, exc, words):
+    for parse in (nvidia_smi.parse_query_xml, nvidia_smi.parse_query_gpu_csv):
+        with pytest.raises(exc) as info:
+            parse(text)
+        assert words in str(info.value)
+
+
+def test_broken_supported_clocks_block_is_skipped(corpus):
+    # Mismatched tags inside <supported_clocks> as reported in lollipopkit/flutter_server_box#286
+    # (HANDMADE damage of a recorded document; the block is not used by the parser).
+    text = _a10g(corpus)
+    broken = text.replace('<supported_mem_clock>', '</supported_mem_clock>\n<supported_mem_clock>', 1)
+    with pytest.raises(Exception):
+        import xml.etree.ElementTree as ET
+        ET.fromstring(broken[broken.index('<nvidia_smi_log'):])
+    assert nvidia_smi.parse_query_xml(broken) == nvidia_smi.parse_query_xml(text)
+
+
+def test_cut_xml_always_raises_and_garbled_never_leaks(corpus):
+    """Every corpus XML cut before its end raises NvidiaSmiParseError (never half a result); garbled
+    copies raise it or parse, never another exception."""
+    import random
+    for path in sorted((corpus / 'nvidia_smi').glob('*.xml')):
+        text = path.read_text()
+        end = text.rindex('</nvidia_smi_log>')
+        for cut in range(0, end, max(1, end // 40)):
+            with pytest.raises(nvidia_smi.NvidiaSmiParseError):
+                nvidia_smi.parse_query_xml(text[:cut])
+        rnd = random.Random(7)
+        lines = text.splitlines(True)
+        for dummy in range(40):
+            ls = list(lines)
+            i = rnd.randrange(len(ls))
+            ls[i] = rnd.choice(['', '<', '&', ls[i].replace('>', '', 1), ls[i].replace('N/A', '12 W'),
+                                ls[i].replace('0', 'x')])
+            try:
+                facts = nvidia_smi.parse_query_xml(''.join(ls))
+            except nvidia_smi.NvidiaSmiParseError:
+                continue
+            for gpu in facts['gpus']:
+                for key in ('memory_total_mib', 'power_draw', 'temperature_gpu', 'pcie_link_gen_current'):
+                    assert gpu[key] is None or isinstance(gpu[key], (int, float))
+
+
+# --- --query-gpu CSV ------------------------------------------------------------------------------------
+
+def test_query_gpu_csv_with_units(corpus_file):
+    rows = nvidia_smi.parse_query_gpu_csv(corpus_file('nvidia_smi/query-gpu-csv-1xH100-535-vc.csv').read_text())
+    assert len(rows) == 1
+    row = rows[0]
+    assert (row['index'], row['name'], row['pci.bus_id'], row['driver_version']) == \
+        (0, 'NVIDIA H100 80GB HBM3', '00000000:0A:00.0', '535.161.07')
+    assert (row['memory.total'], row['power.draw.average'], row['utilization.gpu']) == (81559, 70.89, 1)
+    assert row['ecc.errors.uncorrected.aggregate.total'] == 20
+
+
+def test_query_gpu_csv_na_values(corpus_file):
+    row = nvidia_smi.parse_query_gpu_csv(corpus_file('nvidia_smi/query-gpu-csv-1xT4-NA-550-vc.csv').read_text())[0]
+    # "N/A" and "[N/A]" are unknown (None), never 0; a version stays text
+    assert row['temperature.memory'] is None and row['power.draw.average'] is None
+    assert row['driver_version'] == '550.54.15' and row['memory.total'] == 15360
+
+
+def test_query_gpu_csv_full_field_captures(corpus):
+    for path in sorted((corpus / 'nvidia_smi').glob('query-gpu-csv-*-590-*.txt')) + \
+            sorted((corpus / 'nvidia_smi').glob('query-gpu-csv-*-595-*.txt')):
+        rows = nvidia_smi.parse_query_gpu_csv(path.read_text())
+        assert len(rows) == 1
+        assert rows[0]['serial'] == '0000000000000'  # an id keeps its zeros
+        assert isinstance(rows[0]['memory.total'], int) and isinstance(rows[0]['power.limit'], float)
+
+
+def test_query_gpu_csv_noheader_nounits_handmade():
+    # HANDMADE: the same fields asked with --format=csv,noheader,nounits (values as nvidia-smi prints
+    # them without units) and with the header but nounits.
+    fields = ['index', 'name', 'memory.total', 'power.draw', 'temperature.memory', 'pci.bus_id']
+    text = '0, NVIDIA A100-SXM4-80GB, 81920, 61.32, [N/A], 00000000:07:00.0\n' \
+           '1, NVIDIA A100-SXM4-80GB, 81920, 59.10, [N/A], 00000000:0F:00.0\n'
+    rows = nvidia_smi.parse_query_gpu_csv(text, fields)
+    assert [r['index'] for r in rows] == [0, 1] and rows[1]['power.draw'] == 59.1
+    assert rows[0]['temperature.memory'] is None
+    with_header = ', '.join(fields) + '\n' + text
+    assert nvidia_smi.parse_query_gpu_csv(with_header) == rows
+    assert nvidia_smi.parse_query_gpu_csv(with_header, fields) == rows
+    with pytest.raises(nvidia_smi.NvidiaSmiParseError):
+        nvidia_smi.parse_query_gpu_csv(text)  # noheader output without the field list
+    with pytest.raises(nvidia_smi.NvidiaSmiParseError):
+        nvidia_smi.parse_query_gpu_csv(text[:40], fields)  # cut row
+
+
+def test_query_gpu_csv_cut_recordings(corpus):
+    for path in sorted((corpus / 'nvidia_smi').glob('query-gpu-csv-*')):
+        text = path.read_text()
+        header, dummy, body = text.partition('\n')
+        for cut in range(len(header) + 1, len(text.rstrip('\n')), max(1, len(body) // 25)):
+            try:
+                rows = nvidia_smi.parse_query_gpu_csv(text[:cut])
+            except nvidia_smi.NvidiaSmiParseError:
+                continue
+            # a cut inside the last value keeps the cell count (indistinguishable from stripped
+            # output, see the docstring); any row returned has every field, none missing
+            assert all(sorted(r) == sorted(rows[0]) for r in rows)
+            assert all(len(r) == header.count(',') + 1 for r in rows)
+
+
+def test_damaged_topo_never_crashes(corpus):
+    import random
+    paths = sorted((corpus / 'nvidia_smi').glob('topo-*.txt')) + [HAND_MADE / 'nvidia-smi-topo-m-nic-legend-HANDMADE.txt']
+    for path in paths:
+        text = path.read_text()
+        lines = text.splitlines(True)
+        variants = [text[:i] for i in range(0, len(text), max(1, len(text) // 25))]
+        rnd = random.Random(11)
+        for dummy in range(30):
+            ls = list(lines)
+            i = rnd.randrange(len(ls)) if ls else 0
+            if ls:
+                ls[i] = rnd.choice(['', '\t\n', ls[i].replace('\t', ' '), ls[i][:len(ls[i]) // 2] + '\n', 'X\tX\n'])
+            variants.append(''.join(ls))
+        for variant in variants + [b'\xff\xfe', '']:
+            topo = nvidia_smi.parse_topo_matrix(variant)
+            assert isinstance(topo, dict)
+            for row in topo.get('matrix', {}).values():
+                assert all(isinstance(v, str) for v in row.values())

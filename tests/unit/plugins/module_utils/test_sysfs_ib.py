@@ -4,7 +4,9 @@ node_exporter fixtures), plus planted faults and hand-made layouts built in tmp_
 
 from __future__ import annotations
 
+import json
 import os
+import random
 import shutil
 
 import pytest
@@ -256,3 +258,125 @@ def test_hand_made_rxe_gid_ndevs(corpus, tmp_path):
     assert 'pci_address' not in dev and 'numa_node' not in dev
     assert dev['ports']['1']['netdevs'] == ['eth0']
     assert dev['ports']['1']['link_layer'] == 'Ethernet'
+
+
+# --- damaged copies of every recorded tree --------------------------------------------------------
+
+def test_damaged_trees_never_crash(sysfs_ib_root, tmp_path):
+    """Every recorded tree with files cut, garbled, made binary, emptied, removed or turned into
+    dangling links: collect() still returns facts, and what it cannot read is absent or None, never a
+    wrong type."""
+    src_root = sysfs_ib_root.parents[2]
+    for seed in range(6):
+        dst = tmp_path / ('root%d' % seed)
+        shutil.copytree(src_root, dst, symlinks=True)
+        rnd = random.Random(seed)
+        files = sorted(p for p in dst.rglob('*') if p.is_file() and not p.is_symlink())
+        for path in rnd.sample(files, max(1, len(files) // 3)):
+            op = rnd.randrange(6)
+            data = path.read_bytes()
+            if op == 0:
+                path.write_bytes(data[:rnd.randrange(len(data) + 1)])
+            elif op == 1:
+                path.write_bytes(b'\xff\xfe\x00garbage\x80')
+            elif op == 2:
+                path.write_bytes(b'')
+            elif op == 3:
+                path.unlink()
+            elif op == 4:
+                path.unlink()
+                path.symlink_to(dst / 'does-not-exist')
+            else:
+                path.write_bytes(data.replace(b'4', b'x').replace(b':', b''))
+        facts = sysfs_ib.collect(str(dst))
+        assert isinstance(facts, dict)
+        for dev in facts.values():
+            for port in dev['ports'].values():
+                for key in ('state_num', 'phys_state_num', 'lid', 'sm_lid', 'lmc'):
+                    assert port.get(key) is None or isinstance(port[key], int)
+                assert port.get('rate_gbps') is None or isinstance(port['rate_gbps'], (int, float))
+                for sub in sysfs_ib.COUNTER_DIRS:
+                    assert all(isinstance(v, int) for v in port.get(sub, {}).values())
+
+
+# --- ibdev2netdev / rdma link: the same port -> netdev map from the tools -------------------------
+
+def test_ibdev2netdev_plain_and_verbose(corpus_file):
+    plain = sysfs_ib.parse_ibdev2netdev(
+        corpus_file('ibdev2netdev_rdma_link/ibsriov-ibdev2netdev-cx4-ib-up-down.txt').read_text())
+    assert plain == {'mlx5_0': {'ports': {'1': {'netdevs': ['ib0'], 'netdev_state': 'Up'}}},
+                     'mlx5_1': {'ports': {'1': {'netdevs': ['ib1'], 'netdev_state': 'Down'}}}}
+    verbose = sysfs_ib.parse_ibdev2netdev(
+        corpus_file('ibdev2netdev_rdma_link/dss-ibdev2netdev-v-4xCX6-HDR.txt').read_text())
+    assert sorted(verbose) == ['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3']
+    assert verbose['mlx5_0'] == {'pci_address': '0000:01:00.0', 'hca_type': 'MT4123', 'part': 'MCX653105A-HDAT',
+                                 'fw_ver': '20.28.1002',
+                                 'ports': {'1': {'netdevs': ['p5p1'], 'netdev_state': 'Up', 'state': 'ACTIVE'}}}
+
+
+def test_ibdev2netdev_vfs_na_psid_and_padded_state(corpus_file):
+    devs = sysfs_ib.parse_ibdev2netdev(
+        corpus_file('ibdev2netdev_rdma_link/ibsriov-ibdev2netdev-v-cx4-pf-plus-4vf.txt').read_text())
+    assert sorted(devs) == ['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3', 'mlx5_4']  # the "# ibdev2netdev -v" line is no device
+    vf = devs['mlx5_2']
+    assert (vf['hca_type'], vf['part'], vf['pci_address']) == ('MT4116', None, '0000:02:00.5')
+    assert vf['ports']['1'] == {'netdevs': ['ib2'], 'netdev_state': 'Down', 'state': 'DOWN'}  # "(DOWN  )"
+    assert devs['mlx5_1']['ports']['1']['state'] == 'ACTIVE' and devs['mlx5_1']['ports']['1']['netdev_state'] == 'Down'
+
+
+@pytest.mark.parametrize('name, expected', [
+    ('rdma-link-ib-down-polling.txt',
+     {'mlx5_7': {'1': {'state': 'DOWN', 'phys_state': 'Polling', 'netdevs': [], 'lid': 3403, 'sm_lid': 1,
+                       'lmc': 0, 'subnet_prefix': 'fe80:0000:0000:0000'}}}),
+    ('rdma-link-mixed-roce-up-ib-disabled.txt',
+     {'mlx5_0': {'1': {'state': 'ACTIVE', 'phys_state': 'LinkUp', 'netdevs': ['ens3f0np0']}},
+      'mlx5_1': {'1': {'state': 'DOWN', 'phys_state': 'Disabled', 'netdevs': [], 'lid': 65535, 'sm_lid': 0,
+                       'lmc': 0, 'subnet_prefix': 'fe80:0000:0000:0000'}}}),
+    # early iproute2 "0/1: dev/1:" layout; UNKNOWN state means unknown (None), not a state name
+    ('rdma-link-old-iproute2-index-prefix-format.txt',
+     {'ibp0s9': {'1': {'state': 'ACTIVE', 'phys_state': 'LinkUp', 'netdevs': [], 'lid': 13397, 'sm_lid': 49151,
+                       'lmc': 0, 'subnet_prefix': 'fe80:0000:0000:0000'},
+                 '2': {'state': None, 'phys_state': None, 'netdevs': [], 'lid': 13397, 'sm_lid': 49151,
+                       'lmc': 0, 'subnet_prefix': 'fe80:0000:0000:0000'}}}),
+    ('spiderpool-rdma-link-host-cx-roce.txt',
+     {'mlx5_0': {'1': {'state': 'ACTIVE', 'phys_state': 'LinkUp', 'netdevs': ['ens6f0np0']}},
+      'mlx5_1': {'1': {'state': 'ACTIVE', 'phys_state': 'LinkUp', 'netdevs': ['ens6f1np1']}}}),
+    ('spiderpool-rdma-link-ib-cx5-subnet-prefix.txt',
+     {'mlx5_0': {'1': {'state': 'ACTIVE', 'phys_state': 'LinkUp', 'netdevs': [], 'lid': 2, 'sm_lid': 2, 'lmc': 0,
+                       'subnet_prefix': 'fe80:0000:0000:0000'}}}),
+    ('spiderpool-rdma-system-shared.txt', {}),  # "rdma system" output: no link
+])
+def test_rdma_link_recordings(corpus_file, name, expected):
+    got = sysfs_ib.parse_rdma_link(corpus_file('ibdev2netdev_rdma_link/' + name).read_text())
+    assert dict((dev, d['ports']) for dev, d in got.items()) == expected
+
+
+def test_rdma_link_vfs_in_pod(corpus_file):
+    got = sysfs_ib.parse_rdma_link(
+        corpus_file('ibdev2netdev_rdma_link/spiderpool-rdma-link-sriov-vf-in-pod.txt').read_text())
+    assert dict((dev, d['ports']['1']['netdevs']) for dev, d in got.items()) == \
+        {'mlx5_27': ['net2'], 'mlx5_54': ['net1'], 'mlx5_67': ['net4'], 'mlx5_98': ['net3']}
+
+
+def test_rdma_link_json_handmade():
+    # HANDMADE: `rdma -j link` as iproute2's rdma/link.c prints it (ifname/port/state/physical_state/
+    # netdev keys), for the Soft-RoCE device of the lab notes (rxe0 over eth0).
+    text = json.dumps([{"ifindex": 0, "ifname": "rxe0", "port": 1, "state": "ACTIVE", "physical_state": "LINK_UP",
+                        "netdev": "eth0", "netdev_index": 2}])
+    want = {'rxe0': {'ports': {'1': {'state': 'ACTIVE', 'phys_state': 'LinkUp', 'netdevs': ['eth0']}}}}
+    assert sysfs_ib.parse_rdma_link(text) == want
+    assert sysfs_ib.parse_rdma_link('[{"ifname": "rxe0"') == {}  # cut JSON: nothing, not a guess
+
+
+def test_tool_maps_damaged_never_crash(corpus):
+    for path in sorted((corpus / 'ibdev2netdev_rdma_link').glob('*.txt')):
+        text = path.read_text()
+        lines = text.splitlines(True)
+        variants = [text[:i] for i in range(0, len(text), max(1, len(text) // 25))]
+        variants += [''.join(lines[:i] + [l.replace(' ', '', 3)] + lines[i + 1:]) for i, l in enumerate(lines)]
+        variants += ['', None, '\x00\xff', '[', '{}', '[1, 2]']
+        for variant in variants:
+            for parse in (sysfs_ib.parse_ibdev2netdev, sysfs_ib.parse_rdma_link):
+                for dev in parse(variant).values():
+                    for port in dev['ports'].values():
+                        assert isinstance(port['netdevs'], list)

@@ -64,3 +64,46 @@ def test_real_sysfs_of_this_machine():
     for name in names:
         with open(os.path.join("/sys/bus/pci/devices", name, "vendor")) as f:
             assert devices[name]["vendor_id"] == f.read().strip()
+
+
+@pytest.mark.parametrize("text,gen", [
+    # spellings of drivers/pci/pci-sysfs.c over kernel versions: "8 GT/s" (<= 4.x), "8.0 GT/s PCIe"
+    # (>= 5.x), "Unknown" / "Unknown speed" when the link is down or the speed is not known
+    ("2.5 GT/s PCIe", 1), ("5.0 GT/s PCIe", 2), ("5 GT/s", 2), ("64.0 GT/s PCIe", 6),
+    ("Unknown speed", None), ("Unknown", None), ("", None), (None, None), ("garbage GT/s", None),
+])
+def test_link_gen_kernel_spellings(text, gen):
+    assert sysfs_pci.link_gen(text) == gen
+
+
+def test_damaged_tree_never_crashes_and_marks_unknown(tmp_path):
+    """The HGX tree with files cut, garbled, binary, emptied or removed: read_pci still answers, a value
+    it cannot read is absent, a vendor/class it cannot parse is 'unknown' (never 'other' or a guess)."""
+    import random
+    root = sysfs_pci_tree.build(str(tmp_path / "hgx"))
+    base = os.path.join(str(root), "sys", "bus", "pci", "devices")
+    files = []
+    for dirpath, dummy, names in os.walk(base, followlinks=False):
+        files += [os.path.join(dirpath, n) for n in names if not os.path.islink(os.path.join(dirpath, n))]
+    rnd = random.Random(3)
+    for path in rnd.sample(sorted(files), len(files) // 2):
+        op = rnd.randrange(4)
+        with open(path, "rb") as f:
+            data = f.read()
+        if op == 3:
+            os.unlink(path)
+            continue
+        with open(path, "wb") as f:
+            f.write([data[:len(data) // 2], b"\xff\xfe\x00zz", b""][op])
+    devices, summary = sysfs_pci.read_pci(str(root), vendors=[])
+    assert devices and isinstance(summary["nvidia_gpu_count"], int)
+    for dev in devices.values():
+        assert dev.get("vendor", "unknown") in ("nvidia", "mellanox", "other", "unknown")
+        for key in ("numa_node", "current_link_width", "max_link_width", "current_link_gen", "max_link_gen"):
+            assert dev.get(key) is None or isinstance(dev[key], int)
+    garbled = os.path.join(base, "0000:18:00.0", "vendor")
+    if os.path.exists(garbled):
+        os.unlink(garbled)
+    with open(garbled, "wb") as f:
+        f.write(b"\xff\xfe\x00zz")
+    assert sysfs_pci.read_device(os.path.join(base, "0000:18:00.0"))["vendor"] == "unknown"
