@@ -10,11 +10,19 @@ JSON layouts:
   [... "results": [{"entity_group": "GPU", "entity_id": 0, "status", "warnings": [{"warning", "error_id",
   "error_category", "error_severity"}]}], "test_summary": {"status"}], "runtime_error"}, "entity_groups": [...],
   "metadata": {"version", "Driver Version Detected"}}``.
-Anything else (invalid JSON, the diagnostic key missing, ``test_categories`` missing) raises DcgmiParseError.
+Anything else (invalid JSON, the diagnostic key missing, ``test_categories`` missing, a category, test or result
+that is not an object, a test without a name, a non-numeric ``entity_id``) raises DcgmiParseError.
 
 Text table (DCGM 1.x-3.x, and the per-entity rows of 4.x): sections ``|-----  Deployment  ---+``, rows
 ``| Test name | Pass |``, ``Pass - All``, ``Pass - GPUs: 1, 2``, ``Fail - GPU: 0``, ``GPU0: Fail``, and
 ``Warning``/``Error``/``Info`` rows whose text wraps over following rows at a fixed width (cut mid-word).
+DCGM 4 prints a test-level row (``| pcie | Fail |``) and then one ``GPUn: status`` row per entity; the
+test-level ``Fail`` may stand next to per-GPU ``Pass`` rows when the failure is not a GPU's (NVIDIA/DCGM
+issue #253: internal error of the pcie plugin).
+
+A result that is not a known status word (a cut-off or garbled row, or the output of another dcgmi command),
+and a test without any result, get an ``Error`` message (so the test's status is ``Fail``): a missing figure is
+never a pass. ``complete`` (text) is True once the table's closing border follows the last test row.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -60,12 +68,25 @@ def _new_test(category, name):
     return {'category': category, 'name': name, 'status': None, 'results': [], 'messages': []}
 
 
-def _finish(tests):
+def _unknown(test, what, fmt='json', gpus=None):
+    """Record an unreadable or missing result as an Error message (the test's status becomes Fail)."""
+    msg = {'kind': 'Error', 'gpus': gpus, 'text': what}
+    if fmt == 'json':
+        msg['error_id'] = None
+    test['messages'].append(msg)
+
+
+def _finish(tests, fmt='text'):
     for test in tests:
+        known = [r for r in test['results'] if r['status'] in STATUS_ORDER]
+        if not known and test['status'] not in STATUS_ORDER and not any(m['kind'] == 'Error' for m in test['messages']):
+            _unknown(test, 'no result status in the dcgmi diag output for this test', fmt)
         statuses = [r['status'] for r in test['results']]
         if any(m['kind'] == 'Error' for m in test['messages']):
             statuses.append('Fail')
         test['status'] = worst(statuses + ([test['status']] if test['status'] else []))
+        if test['status'] is not None and test['status'] not in STATUS_ORDER:
+            test['status'] = 'Fail'  # an unknown word is never better than Fail
     return tests
 
 
@@ -103,39 +124,72 @@ def parse_json(text):
         if value is not None:
             metadata['DCGM Version' if name == 'version' else name] = value
     tests = []
+    if cats is not None and not isinstance(cats, list):
+        raise DcgmiParseError('dcgmi diag JSON "test_categories" is a %s, expected a list' % type(cats).__name__)
     for cat in cats or []:
         if not isinstance(cat, dict) or not isinstance(cat.get('tests'), list):
             raise DcgmiParseError('dcgmi diag JSON category without a "tests" list: %r' % (cat,))
         for item in cat['tests']:
-            test = _new_test(cat.get('category'), item.get('name'))
-            summary = item.get('test_summary')
-            if isinstance(summary, dict) and summary.get('status'):
-                test['status'] = _status(summary['status'])
-            for res in item.get('results') or []:
-                gpus = None
-                if 'entity_id' in res and str(res.get('entity_group', 'GPU')).upper() == 'GPU':
-                    gpus = [int(res['entity_id'])]
-                elif res.get('gpu_ids') not in (None, ''):
-                    gpus = _gpus_from(str(res['gpu_ids']))
-                entry = {'status': _status(res.get('status')), 'gpus': gpus,
-                         'entity': '%s%s' % (res['entity_group'], res['entity_id']) if 'entity_id' in res else None}
-                test['results'].append(entry)
-                for kind, field in (('Warning', 'warnings'), ('Info', 'info')):
-                    values = res.get(field)
-                    if values in (None, '', []):
-                        continue
-                    for value in values if isinstance(values, list) else [values]:
-                        msg = {'kind': kind, 'gpus': gpus, 'text': None, 'error_id': None}
-                        if isinstance(value, dict):
-                            msg['text'] = value.get('warning') or value.get('info') or json.dumps(value)
-                            msg['error_id'] = value.get('error_id')
-                        else:
-                            msg['text'] = str(value)
-                        test['messages'].append(msg)
-            tests.append(test)
-    result = {'format': 'json', 'metadata': metadata, 'tests': _finish(tests), 'runtime_error': runtime_error,
+            if not isinstance(item, dict):
+                raise DcgmiParseError('dcgmi diag JSON test is not an object: %r' % (item,))
+            tests.append(_json_test(cat.get('category'), item))
+    result = {'format': 'json', 'metadata': metadata, 'tests': _finish(tests, 'json'), 'runtime_error': runtime_error,
               'preamble': []}
     return result
+
+
+def _json_messages(test, holder, gpus):
+    for kind, field in (('Warning', 'warnings'), ('Info', 'info')):
+        values = holder.get(field)
+        if values in (None, '', []):
+            continue
+        for value in values if isinstance(values, list) else [values]:
+            msg = {'kind': kind, 'gpus': gpus, 'text': None, 'error_id': None}
+            if isinstance(value, dict):
+                msg['text'] = value.get('warning') or value.get('info') or json.dumps(value)
+                msg['error_id'] = value.get('error_id')
+            else:
+                msg['text'] = str(value)
+            test['messages'].append(msg)
+
+
+def _json_test(category, item):
+    if not isinstance(item.get('name'), str):
+        raise DcgmiParseError('dcgmi diag JSON test without a name string: %r' % (item.get('name'),))
+    test = _new_test(category, item['name'])
+    summary = item.get('test_summary')
+    if summary is not None and not isinstance(summary, dict):
+        raise DcgmiParseError('dcgmi diag JSON "test_summary" of %s is not an object' % (item.get('name'),))
+    if summary and summary.get('status'):
+        test['status'] = _status(summary['status'])
+        if test['status'] not in STATUS_ORDER:
+            _unknown(test, 'unrecognised test status %r' % (summary['status'],))
+    if summary:  # DCGM 4: messages that belong to the test, not to one entity
+        _json_messages(test, summary, None)
+    results = item.get('results') or []
+    if not isinstance(results, list):
+        raise DcgmiParseError('dcgmi diag JSON "results" of %s is not a list' % (item.get('name'),))
+    for res in results:
+        if not isinstance(res, dict):
+            raise DcgmiParseError('dcgmi diag JSON result of %s is not an object: %r' % (item.get('name'), res))
+        gpus = None
+        if 'entity_id' in res:
+            try:
+                entity_id = int(res['entity_id'])
+            except (TypeError, ValueError):
+                raise DcgmiParseError('dcgmi diag JSON result of %s has entity_id %r'
+                                      % (item.get('name'), res['entity_id']))
+            if str(res.get('entity_group', 'GPU')).upper() == 'GPU':
+                gpus = [entity_id]
+        elif res.get('gpu_ids') not in (None, ''):
+            gpus = _gpus_from(str(res['gpu_ids']))
+        entry = {'status': _status(res.get('status')), 'gpus': gpus,
+                 'entity': '%s%s' % (res.get('entity_group', 'GPU'), res['entity_id']) if 'entity_id' in res else None}
+        test['results'].append(entry)
+        if entry['status'] not in STATUS_ORDER:
+            _unknown(test, 'unrecognised result status %r' % (res.get('status'),), 'json', gpus)
+        _json_messages(test, res, gpus)
+    return test
 
 
 def _cells(line):
@@ -164,6 +218,7 @@ def parse_text(text):
     message = None
     width = 45
     in_table = False
+    complete = False
     for raw in text.replace('\r', '').splitlines():
         line = raw.rstrip('\n')
         stripped = line.strip()
@@ -172,6 +227,12 @@ def parse_text(text):
         if not stripped.startswith(('|', '+')):
             if not in_table:
                 preamble.append(stripped)
+            elif '|' in stripped and not complete:  # a damaged table row: never drop a result silently
+                if current is None:
+                    current = _new_test(category, category or 'Diagnostic')
+                    tests.append(current)
+                _unknown(current, 'unreadable table row %r' % (stripped,), 'text')
+                message = None
             continue
         in_table = True
         match = _SECTION_RE.match(stripped)
@@ -179,7 +240,10 @@ def parse_text(text):
             category, message = match.group(1).strip(), None
             continue
         if set(stripped) <= set('+-=|'):
+            if tests and stripped.startswith('+') and '=' not in stripped:
+                complete = True
             continue
+        complete = False
         name_cell, value_cell = _cells(stripped)
         if name_cell is None:
             continue
@@ -189,7 +253,7 @@ def parse_text(text):
             continue
         piece = value_cell[1:1 + width] if len(value_cell) >= width + 1 else value_cell[1:].rstrip()
         value = value_cell.strip()
-        if category == 'Metadata' and name:
+        if category == 'Metadata' and name and not (_VALUE_RE.match(value) or _ENTITY_VALUE_RE.match(value)):
             metadata[name] = value
             continue
         if name:
@@ -209,15 +273,19 @@ def parse_text(text):
             current = _new_test(category, name)
             tests.append(current)
             message = None
-            _add_value(current, value)
+            if not _add_value(current, value, keep_text=False):
+                _unknown(current, 'unrecognised result %r' % (value,), 'text')
             continue
         # continuation row (empty name cell)
         if message is not None and not _VALUE_RE.match(value) and not _ENTITY_VALUE_RE.match(value):
             message['text'] += piece
             continue
-        if current is not None:
-            message = None
-            _add_value(current, value)
+        if current is None:  # a result row before any test name (excerpt, garbled): keep it, do not drop it
+            current = _new_test(category, category or 'Diagnostic')
+            tests.append(current)
+        message = None
+        if not _add_value(current, value):
+            _unknown(current, 'unrecognised result %r' % (value,), 'text')
     for test in tests:
         for msg in test['messages']:
             msg['text'] = re.sub(r'\s+', ' ', msg['text']).strip()
@@ -225,21 +293,25 @@ def parse_text(text):
                 ids = sorted(set(int(n) for n in _GPU_IN_TEXT_RE.findall(msg['text'])))
                 msg['gpus'] = ids or None
     return {'format': 'text', 'metadata': metadata, 'tests': _finish(tests), 'runtime_error': None,
-            'preamble': preamble}
+            'preamble': preamble, 'complete': complete}
 
 
-def _add_value(test, value):
+def _add_value(test, value, keep_text=True):
+    """Add a result row's value to ``test``; False when it is not a status (kept as an Info message when
+    ``keep_text``)."""
     match = _ENTITY_VALUE_RE.match(value)
     if match:
         gpus = [int(match.group(2))] if match.group(1).upper() == 'GPU' else None
         test['results'].append({'status': _status(match.group(3)), 'gpus': gpus,
                                 'entity': '%s%s' % (match.group(1).upper(), match.group(2))})
-        return
+        return True
     match = _VALUE_RE.match(value)
     if match:
         test['results'].append({'status': _status(match.group(1)), 'gpus': _gpus_from(match.group(2)), 'entity': None})
-    elif value:
+        return True
+    if value and keep_text:
         test['messages'].append({'kind': 'Info', 'gpus': None, 'text': value})
+    return False
 
 
 def parse(text):

@@ -11,9 +11,16 @@ Copes with:
 - launcher prefixes on every line (OpenMPI ``[1,0]<stdout>:``, srun ``0: ``, ``host: ``);
 - ``NCCL INFO``/``NCCL WARN`` lines interleaved with the table;
 - data rows wrapped over two lines;
-- rank lines of 1000+ rank runs (with or without ``Group``).
+- rank lines of 1000+ rank runs (with or without ``Group``);
+- the ``#wrong`` count printed with ``%g`` (``1.67772e+07`` once it reaches a million), ``N/A`` (``-c 0``) or
+  ``-1`` (forks that print -1 for "not checked");
+- the old ``error`` column with a trailing ``*`` when the error exceeded the tool's threshold (nccl-tests 1.x/2.0
+  and rccl-tests print ``# Errors with asterisks indicate errors that have exceeded the maximum threshold.``);
+- rccl-tests (AMD) output, which keeps the nccl-tests layout.
 
-A run whose table cannot be found gives ``rows == []``; callers treat that as a failure.
+A run whose table cannot be found gives ``rows == []``; callers treat that as a failure. A line that starts
+like a data row but cannot be read (cut off, garbled figure) is listed in ``malformed``, never half-read; an
+output without the closing ``# Out of bounds values``/``# Avg bus bandwidth`` lines has ``complete`` False.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -33,11 +40,12 @@ _RANK_RE = re.compile(
     r'device\s+(?P<device>\d+)\s+\[(?P<busid>[^\]]*)\]\s*(?P<name>.*?)\s*$')
 _PARAMS_RE = re.compile(r'^#\s*nThread\s')
 _OOB_RE = re.compile(r'^#\s*Out of bounds values\s*:\s*(\d+)\s*(\w+)?', re.IGNORECASE)
-_AVG_RE = re.compile(r'^#\s*Avg bus bandwidth\s*:\s*(\S+)', re.IGNORECASE)
+_AVG_RE = re.compile(r'^#\s*Avg bus bandwidth\s*:\s*(\S+)(?:\s+(OK|FAILED)\b)?', re.IGNORECASE)
 _HEADER_RE = re.compile(r'^#\s*size\s+count\s+type\b')
 _TYPE_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')
+_UINT_RE = re.compile(r'^[0-9]+$')  # str.isdigit() also accepts '²', which int() rejects
 _NCCL_LOG_RE = re.compile(r'\bNCCL (INFO|WARN|ERROR)\b')
-_FAILURE_RE = re.compile(r'(Test (?:NCCL|CUDA) failure|Test failure|NCCL failure|NCCL error|'
+_FAILURE_RE = re.compile(r'(Test (?:NCCL|CUDA) failure|Test failure|Test timeout|NCCL failure|NCCL error|'
                          r'unhandled (?:system|cuda|internal) error|Segmentation fault|'
                          r'mpirun noticed|srun: error|MPI_ABORT)', re.IGNORECASE)
 _PARAM_KEYS = (('nThread', 'nthread'), ('nGpus', 'ngpus'), ('minBytes', 'min_bytes'),
@@ -81,15 +89,34 @@ def _is_number(tok):
     return tok.upper() == 'N/A' or to_float(tok) is not None
 
 
+def _is_check(tok):
+    """A #wrong/error cell: a number, ``N/A``, or an old-layout error flagged with ``*``."""
+    return _is_number(tok) or (tok.endswith('*') and to_float(tok[:-1]) is not None)
+
+
+def _wrong(tok):
+    """#wrong cell -> int, None for ``N/A`` and for negative "not checked" markers. nccl-tests prints the
+    count with ``%g``, so a million wrong elements read ``1e+06``."""
+    value = to_float(tok)
+    if value is None or value < 0:
+        return None
+    return int(value)
+
+
 def _row(tokens, leading, check):
     """One data row as a dict, or None when ``tokens`` is not a data row of this layout."""
     if len(tokens) != len(leading) + 8:
         return None
-    if not (tokens[0].isdigit() and tokens[1].isdigit() and _TYPE_RE.match(tokens[2])):
+    if not (_UINT_RE.match(tokens[0]) and _UINT_RE.match(tokens[1]) and _TYPE_RE.match(tokens[2])):
         return None
     rest = tokens[len(leading):]
-    if not all(_is_number(t) for t in rest):
+    if not (_is_check(rest[3]) and _is_check(rest[7])):
         return None
+    if check == 'wrong' and (rest[3].endswith('*') or rest[7].endswith('*')):
+        return None
+    for i in (0, 1, 2, 4, 5, 6):
+        if to_float(rest[i]) is None and rest[i].upper() != 'N/A':
+            return None
     row = {'size': int(tokens[0]), 'count': int(tokens[1]), 'type': tokens[2], 'redop': None, 'root': None}
     if 'redop' in leading:
         row['redop'] = tokens[leading.index('redop')]
@@ -100,12 +127,18 @@ def _row(tokens, leading, check):
         row[prefix + '_algbw'] = to_float(part[1])
         row[prefix + '_busbw'] = to_float(part[2])
         if check == 'wrong':
-            row[prefix + '_wrong'] = to_int(part[3])  # N/A (not checked) -> None
+            row[prefix + '_wrong'] = _wrong(part[3])  # N/A (not checked) -> None
             row[prefix + '_error'] = None
         else:
             row[prefix + '_wrong'] = None
-            row[prefix + '_error'] = to_float(part[3])
+            row[prefix + '_error'] = to_float(part[3].rstrip('*'))
     return row
+
+
+def _exceeded(tokens, leading):
+    """True when an old-layout error cell of this row carries the tool's ``*`` (error above threshold)."""
+    rest = tokens[len(leading):]
+    return len(rest) == 8 and (rest[3].endswith('*') or rest[7].endswith('*'))
 
 
 def _guess_layout(tokens):
@@ -113,7 +146,7 @@ def _guess_layout(tokens):
     if leading is None:
         return None, None
     check = 'wrong'
-    if tokens[-1].upper() != 'N/A' and not tokens[-1].lstrip('-').isdigit():
+    if tokens[-1].upper() != 'N/A' and not _UINT_RE.match(tokens[-1].lstrip('-')):
         check = 'error'
     if len(leading) >= 4 and _is_number(tokens[3]):
         return None, None  # 4th field is a number: not a redop
@@ -130,14 +163,20 @@ def parse(text):
     - ``params``: the ``# nThread ...`` line (nthread, ngpus, min_bytes, max_bytes, iters, validation ...);
     - ``ranks``: ``{rank, group, pid, host, device, busid, name}`` per ``#  Rank`` line;
     - ``out_of_bounds`` (int or None), ``out_of_bounds_status`` (``OK``/``FAILED`` or None);
-    - ``avg_busbw_reported`` (float from ``# Avg bus bandwidth``, None when absent);
+    - ``avg_busbw_reported`` (float from ``# Avg bus bandwidth``, None when absent) and ``avg_busbw_status``
+      (``OK``/``FAILED`` that rccl-tests appends when ``NCCL_TESTS_MIN_BW`` is set, else None);
     - ``nccl_warnings`` (``NCCL WARN`` lines, first 50), ``errors`` (failure lines: ``Test NCCL failure``,
-      ``mpirun noticed`` ...), ``malformed`` (lines that started a data row but could not be completed).
+      ``mpirun noticed``, ``Test timeout`` ...), ``malformed`` (lines that started a data row but could not be
+      read: cut off, wrapped and never completed, or with a garbled figure);
+    - ``error_exceeded``: sizes whose old-layout ``error`` cell carries ``*`` (error above the tool's threshold);
+    - ``complete``: True once the closing ``# Out of bounds values`` or ``# Avg bus bandwidth`` line was seen
+      after the table (False for an output cut short, or an excerpt without them).
     """
     result = {
         'rows': [], 'layout': None, 'params': {}, 'ranks': [], 'out_of_bounds': None,
         'out_of_bounds_status': None, 'avg_busbw_reported': None, 'avg_busbw_reported_raw': None,
-        'nccl_warnings': [], 'errors': [], 'malformed': [],
+        'nccl_warnings': [], 'errors': [], 'malformed': [], 'error_exceeded': [], 'complete': False,
+        'avg_busbw_status': None,
     }
     leading, check = None, None
     pending = None  # tokens of a data row that wrapped
@@ -176,11 +215,16 @@ def parse(text):
             if match:
                 result['out_of_bounds'] = int(match.group(1))
                 result['out_of_bounds_status'] = (match.group(2) or '').upper() or None
+                result['complete'] = bool(result['rows'])
                 continue
             match = _AVG_RE.match(stripped)
             if match:
                 result['avg_busbw_reported_raw'] = match.group(1)
                 result['avg_busbw_reported'] = to_float(match.group(1))
+                result['avg_busbw_status'] = (match.group(2) or '').upper() or None
+                result['complete'] = bool(result['rows'])
+            elif _looks_like_row(stripped.lstrip('#').split()):
+                result['malformed'].append(stripped)  # a data row behind a stray '#': garbled, not a comment
             continue
         if _FAILURE_RE.search(stripped):
             result['errors'].append(stripped)
@@ -189,19 +233,39 @@ def parse(text):
             joined = pending + tokens
             row = _try_row(joined, leading, check, result)
             if row is not None:
-                result['rows'].append(row)
+                _add_row(result, row, joined)
                 pending = None
                 continue
             result['malformed'].append(' '.join(pending))
             pending = None
         row = _try_row(tokens, leading, check, result)
         if row is not None:
-            result['rows'].append(row)
+            _add_row(result, row, tokens)
         elif _starts_row(tokens, leading):
             pending = tokens
+        elif _looks_like_row(tokens):
+            result['malformed'].append(stripped)
     if pending:
         result['malformed'].append(' '.join(pending))
     return result
+
+
+def _add_row(result, row, tokens):
+    result['rows'].append(row)
+    result['complete'] = False  # until the closing lines follow this row
+    leading = result['layout']['leading'] if result['layout'] else []
+    if _exceeded(tokens, leading) and row['size'] not in result['error_exceeded']:
+        result['error_exceeded'].append(row['size'])
+
+
+def _looks_like_row(tokens):
+    """A data row that could not be read: a row's worth of cells (11 or more), most of the 8 timing cells
+    numbers, or size, count and type in front."""
+    if len(tokens) < 11:
+        return False
+    if _UINT_RE.match(tokens[0]) and _UINT_RE.match(tokens[1]) and _TYPE_RE.match(tokens[2]):
+        return True
+    return sum(1 for t in tokens[-8:] if _is_check(t)) >= 6
 
 
 def _try_row(tokens, leading, check, result):
@@ -219,17 +283,17 @@ def _try_row(tokens, leading, check, result):
 def _starts_row(tokens, leading):
     """True when ``tokens`` look like the first part of a wrapped data row."""
     want = len(leading) + 8 if leading else 13
-    return (3 <= len(tokens) < want and tokens[0].isdigit() and tokens[1].isdigit()
+    return (3 <= len(tokens) < want and bool(_UINT_RE.match(tokens[0])) and bool(_UINT_RE.match(tokens[1]))
             and bool(_TYPE_RE.match(tokens[2]))
-            and all(_is_number(t) or _TYPE_RE.match(t) for t in tokens[3:]))
+            and all(_is_check(t) or _TYPE_RE.match(t) for t in tokens[3:]))
 
 
 def summarize(parsed, check_size=None):
     """Figures derived from ``parse()``: ``avg_busbw`` (the tool's line when present, else the mean of
     every out-of-place and in-place busbw as nccl-tests computes it, ``avg_busbw_source`` says which),
     ``max_busbw``, ``busbw_at_check`` (out-of-place busbw of the row of size ``check_size``, default the
-    largest size), ``check_size``, ``wrong_rows`` (sizes with #wrong > 0), ``devices`` (count of distinct
-    host/device pairs) and ``hosts``."""
+    largest size), ``check_size``, ``wrong_rows`` (sizes with #wrong > 0, and in the old layout sizes whose
+    error the tool flagged with ``*``), ``devices`` (count of distinct host/device pairs) and ``hosts``."""
     rows = parsed['rows']
     out = {'avg_busbw': None, 'avg_busbw_source': None, 'max_busbw': None, 'busbw_at_check': None,
            'check_size': None, 'wrong_rows': [], 'hosts': [], 'devices': 0, 'nranks': len(parsed['ranks'])}
@@ -248,8 +312,9 @@ def summarize(parsed, check_size=None):
         matching = [r for r in rows if r['size'] == size]
         if matching:
             out['busbw_at_check'] = matching[-1]['oop_busbw']
+    flagged = parsed.get('error_exceeded') or []
     out['wrong_rows'] = [r['size'] for r in rows
-                         if (r['oop_wrong'] or 0) > 0 or (r['ip_wrong'] or 0) > 0]
+                         if (r['oop_wrong'] or 0) > 0 or (r['ip_wrong'] or 0) > 0 or r['size'] in flagged]
     hosts = []
     devices = set()
     for rank in parsed['ranks']:

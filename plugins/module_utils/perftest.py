@@ -8,6 +8,20 @@ and ``MiB/sec`` (newer perftest); every figure is also returned in Gb/s (10^9 bi
 ``t_min``, ``t_max``, ``t_typical`` and, in newer versions, ``t_avg``, ``t_stdev`` and the 99%/99.9%
 percentiles, in microseconds. Server and client output interleaved in one log (a loopback run captured
 together) gives duplicated rows; identical duplicates are dropped.
+
+The table columns are read from the header line, so these perftest layouts (linux-rdma/perftest
+``src/perftest_parameters.h`` over its versions) are all understood:
+
+- old perftest: ``#bytes #iterations BW peak[MB/sec] BW average[MB/sec]`` (no message rate);
+- ``MsgRate[Mpps]`` (perftest 2.x onwards), ``--report_gbits`` (``[Gb/sec]``);
+- ``--report-per-port``: ``BW Port1[..] MsgRate Port1[Mpps] BW Port2[..] MsgRate Port2[Mpps]`` appended;
+- ``--sl``/QoS runs: ``#bytes #sl #iterations ...``; ``--cpu_util``: ``CPU_Util[%]`` appended;
+- latency: ``t_min``/``t_max``/``t_typical`` (older), plus ``t_avg``, ``t_stdev`` and the 99%/99.9% percentiles
+  (newer), ``--duration`` latency (``#bytes #iterations t_avg[usec]`` only); a header in ``[cycles]`` (``-C``)
+  gives ``*_cycles`` figures and no ``*_us`` figures.
+
+A row that cannot be read under its header (cut off, garbled, ``-nan``) is listed in ``malformed``; ``complete``
+is True once the dashed line that closes the table follows the rows.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -19,15 +33,20 @@ import re
 from ansible_collections.gpufleet.cluster.plugins.module_utils.bench_common import to_float
 
 _TEST_RE = re.compile(r'^\s*(RDMA_Write|RDMA_Read|Send|Atomic(?: \w+)?)\s+(BW|Latency)\s+Test\s*$')
-_BW_HEADER_RE = re.compile(r'^\s*#bytes\s+#iterations\s+BW peak\[([^\]]+)\]\s+BW average\[([^\]]+)\]\s+MsgRate\[Mpps\]')
-_LAT_HEADER_RE = re.compile(r'^\s*#bytes\s+#iterations\s+t_min')
+_BW_HEADER_RE = re.compile(r'^\s*#bytes\s.*\bBW average\[([^\]]+)\]')
+_LAT_HEADER_RE = re.compile(r'^\s*#bytes\s+(?:#\w+\s+)*#iterations\s+t_(?:min|avg|typical)\b')
+# the cells of a bandwidth header (see _bw_columns for the row key of each)
+_BW_COLUMN_RE = re.compile(r'#bytes|#sl|#iterations|BW peak\[[^\]]*\]|BW average\[[^\]]*\]|MsgRate\[[^\]]*\]|'
+                           r'BW Port(\d+)\[[^\]]*\]|MsgRate Port(\d+)\[[^\]]*\]|CPU_Util\[[^\]]*\]')
+_UINT_RE = re.compile(r'^[0-9]+$')
 _ADDR_RE = re.compile(r'^\s*(local|remote) address:\s*(.*)$')
 _GID_RE = re.compile(r'^\s*GID:\s*(\S+)\s*$')
 _KV_RE = re.compile(r'([A-Za-z][A-Za-z0-9 _.*/-]*?)\s*:\s*(\S+)')
-_PROBLEM_RE = re.compile(r"(Couldn't|Unable to|Failed to|failed to|\bError\b|\berror\b|not found|No IB devices|"
+_PROBLEM_RE = re.compile(r"(Couldn't|Unable to|Failed to|failed to|Failed status|\bError\b|\berror\b|not found|No IB devices|"
                          r'Problems? with|Conflicting CPU frequency|Segmentation fault)')
 # bytes per second of one unit
 _UNIT_BYTES = {'Gb/sec': 1e9 / 8, 'MB/sec': 1048576.0, 'MiB/sec': 1048576.0, 'GB/sec': 1e9}
+_BW_KEYS = ('bw_peak', 'bw_avg', 'bw_peak_gbps', 'bw_avg_gbps', 'msg_rate_mpps')
 _SETTINGS = {
     'Device': 'device', 'Link type': 'link_type', 'Transport type': 'transport', 'Connection type': 'connection',
     'Number of qps': 'qps', 'Mtu': 'mtu', 'TX depth': 'tx_depth', 'CQ Moderation': 'cq_moderation',
@@ -47,11 +66,40 @@ def to_gbps(value, unit):
 
 
 def _lat_columns(line):
-    names = []
+    """Row keys of a latency header, in order; ``[cycles]`` headers give ``*_cycles`` keys."""
+    found = []
     for key, name in _LAT_COLUMNS:
-        if re.search(r'(?:^|\s)%s' % re.escape(key), line):
-            names.append(name)
-    return names
+        match = re.search(r'(?:^|\s)%s' % re.escape(key), line)
+        if match:
+            found.append((match.start(), name))
+    names = [name for dummy, name in sorted(found)]
+    if '[cycles]' in line:
+        names = [name[:-3] + '_cycles' for name in names]
+    lead = re.match(r'^\s*#bytes\s+((?:#\w+\s+)*)#iterations', line)
+    extra = [tok.lstrip('#') for tok in lead.group(1).split()] if lead else []
+    return extra + names
+
+
+def _bw_columns(line):
+    """Row keys of a bandwidth header, in order."""
+    cols = []
+    for match in _BW_COLUMN_RE.finditer(line):
+        cell = match.group(0)
+        if cell.startswith('#'):
+            cols.append(cell[1:])
+        elif cell.startswith('BW peak'):
+            cols.append('bw_peak')
+        elif cell.startswith('BW average'):
+            cols.append('bw_avg')
+        elif cell.startswith('MsgRate Port'):
+            cols.append('msg_rate_port%s_mpps' % match.group(2))
+        elif cell.startswith('MsgRate'):
+            cols.append('msg_rate_mpps')
+        elif cell.startswith('BW Port'):
+            cols.append('bw_port%s' % match.group(1))
+        else:
+            cols.append('cpu_util_pct')
+    return cols
 
 
 def parse(text):
@@ -62,16 +110,22 @@ def parse(text):
     - ``local``/``remote``: the address lines as dicts (``LID``, ``QPN``, ``PSN``, ``GID`` ...);
     - ``unit``: unit of the bandwidth columns as printed (``Gb/sec``, ``MB/sec``, ``MiB/sec``);
     - ``rows``: per size ``bytes``, ``iterations`` and for BW ``bw_peak``, ``bw_avg`` (printed unit),
-      ``bw_peak_gbps``, ``bw_avg_gbps``, ``msg_rate_mpps``; for latency ``t_min_us``, ``t_max_us``,
-      ``t_typical_us`` and when printed ``t_avg_us``, ``t_stdev_us``, ``p99_us``, ``p999_us``;
-    - ``problems``: error lines (``Couldn't connect``, ``Unable to init`` ...); ``warnings``: CPU frequency lines.
+      ``bw_peak_gbps``, ``bw_avg_gbps``, ``msg_rate_mpps`` (None when the layout has no such column; plus
+      ``sl``, ``bw_port1``, ``msg_rate_port1_mpps`` ..., ``cpu_util_pct`` when printed); for latency ``t_min_us``,
+      ``t_max_us``, ``t_typical_us`` and when printed ``t_avg_us``, ``t_stdev_us``, ``p99_us``, ``p999_us``;
+    - ``problems``: error lines (``Couldn't connect``, ``Unable to init``, ``Failed status`` ...); ``warnings``:
+      CPU frequency lines;
+    - ``malformed``: lines that started a result row but could not be read under the header;
+    - ``complete``: True when the table was closed by perftest's dashed line after at least one row.
     """
     result = {'test': None, 'kind': None, 'settings': {}, 'local': None, 'remote': None, 'unit': None,
-              'rows': [], 'problems': [], 'warnings': []}
+              'rows': [], 'problems': [], 'warnings': [], 'malformed': [], 'complete': False}
     mode = None
     last_addr = None
     lat_cols = []
+    bw_cols = []
     seen = set()
+    open_rows = False  # rows read since the last header/closing line
     for raw in text.replace('\r', '\n').splitlines():
         line = raw.rstrip()
         stripped = line.strip()
@@ -83,7 +137,7 @@ def parse(text):
             continue
         match = _BW_HEADER_RE.match(line)
         if match:
-            mode, result['unit'] = 'bw', match.group(2)
+            mode, result['unit'], bw_cols = 'bw', match.group(1), _bw_columns(line)
             continue
         if _LAT_HEADER_RE.match(line):
             mode, lat_cols = 'lat', _lat_columns(line)
@@ -100,15 +154,25 @@ def parse(text):
             result[last_addr].setdefault('GID', match.group(1))
             continue
         if stripped.startswith('-----') or stripped.startswith('*'):
+            if open_rows and stripped.startswith('-----'):
+                result['complete'] = True
+                open_rows = False
             continue
         tokens = stripped.split()
-        if mode and tokens and tokens[0].isdigit() and all(to_float(t) is not None for t in tokens):
-            row = _row(mode, tokens, lat_cols, result['unit'])
+        if mode and tokens and _UINT_RE.match(tokens[0]):
+            row = None
+            if all(to_float(t) is not None for t in tokens):
+                row = _row(mode, tokens, lat_cols if mode == 'lat' else bw_cols, result['unit'])
             if row is not None:
                 key = tuple(sorted(row.items()))
                 if key not in seen:
                     seen.add(key)
                     result['rows'].append(row)
+                open_rows = True
+                result['complete'] = False
+                continue
+            if len(tokens) >= 2 and _UINT_RE.match(tokens[1]) and not _PROBLEM_RE.search(line):
+                result['malformed'].append(stripped)
                 continue
         if 'Conflicting CPU frequency' in line:
             result['warnings'].append(stripped)
@@ -124,18 +188,31 @@ def parse(text):
     return result
 
 
-def _row(mode, tokens, lat_cols, unit):
+def _row(mode, tokens, cols, unit):
+    """One result row under the header's columns ``cols`` (bandwidth: every cell; latency: after #bytes and
+    #iterations), or None when the row does not fit them."""
     if mode == 'bw':
-        if len(tokens) != 5:
+        if len(tokens) != len(cols) or 'bw_avg' not in cols or cols[0] != 'bytes' or 'iterations' not in cols:
             return None
-        peak, avg = to_float(tokens[2]), to_float(tokens[3])
-        return {'bytes': int(tokens[0]), 'iterations': int(float(tokens[1])), 'bw_peak': peak, 'bw_avg': avg,
-                'bw_peak_gbps': to_gbps(peak, unit), 'bw_avg_gbps': to_gbps(avg, unit),
-                'msg_rate_mpps': to_float(tokens[4])}
-    if len(tokens) != 2 + len(lat_cols) or not lat_cols:
+        cells = dict(zip(cols, tokens))
+        if not _UINT_RE.match(cells['iterations']):
+            return None
+        row = {'bytes': int(cells.pop('bytes')), 'iterations': int(cells.pop('iterations'))}
+        for key in _BW_KEYS:
+            row[key] = None
+        for key, tok in cells.items():
+            row[key] = int(float(tok)) if key == 'sl' else to_float(tok)
+        row['bw_peak_gbps'] = to_gbps(row['bw_peak'], unit)
+        row['bw_avg_gbps'] = to_gbps(row['bw_avg'], unit)
+        return row
+    extra = [c for c in cols if not c.startswith(('t_', 'p99'))]
+    names = cols[len(extra):]
+    if len(tokens) != 2 + len(cols) or not names or not _UINT_RE.match(tokens[1 + len(extra)]):
         return None
-    row = {'bytes': int(tokens[0]), 'iterations': int(float(tokens[1]))}
-    for name, tok in zip(lat_cols, tokens[2:]):
+    row = {'bytes': int(tokens[0]), 'iterations': int(tokens[1 + len(extra)])}
+    for name, tok in zip(extra, tokens[1:]):
+        row[name] = int(float(tok))
+    for name, tok in zip(names, tokens[2 + len(extra):]):
         row[name] = to_float(tok)
     return row
 

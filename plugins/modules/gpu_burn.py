@@ -118,7 +118,9 @@ gpus:
   description:
     - Per GPU C(index), C(name), C(uuid), C(verdict) (C(OK), C(FAULTY) or C(null) when missing), C(errors)
       (last progress record), C(max_errors), C(died), C(gflops) (last record), C(temp_c), C(max_temp_c),
-      C(iterations), C(memory_used_mb).
+      C(iterations), C(memory_used_mb); C(power_w) and C(max_power_w) when gpu-burn prints power.
+    - Only the GPUs gpu-burn burned (with C(-i N) that is GPU N); C(name) and C(uuid) are C(null) when the
+      C(nvidia-smi -L) banner cannot be matched to them (for example under C(CUDA_VISIBLE_DEVICES)).
   returned: when run
   type: list
   elements: dict

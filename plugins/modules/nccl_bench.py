@@ -231,7 +231,7 @@ out_of_bounds_status:
   returned: when run
   type: str
 wrong_rows:
-  description: Sizes of rows with C(#wrong) above 0.
+  description: Sizes of rows with C(#wrong) above 0, or in the old layout an C(error) the tool flagged with C(*).
   returned: when run
   type: list
   elements: int

@@ -200,8 +200,10 @@ remote:
 rows:
   description:
     - Per size C(bytes), C(iterations) and C(bw_peak), C(bw_avg) (printed unit), C(bw_peak_gbps), C(bw_avg_gbps),
-      C(msg_rate_mpps); or C(t_min_us), C(t_max_us), C(t_typical_us), C(t_avg_us), C(t_stdev_us), C(p99_us),
-      C(p999_us) for latency tests.
+      C(msg_rate_mpps) (C(null) when the perftest version prints no such column); or C(t_min_us), C(t_max_us),
+      C(t_typical_us), C(t_avg_us), C(t_stdev_us), C(p99_us), C(p999_us) for latency tests (C(*_cycles) instead
+      when perftest reports cycles). Extra columns when printed - C(sl), C(bw_port1), C(msg_rate_port1_mpps) ...,
+      C(cpu_util_pct).
   returned: when run
   type: list
   elements: dict

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import json
+import random
 from pathlib import Path
 
 import pytest
@@ -127,3 +129,149 @@ def test_worst():
     assert dcgmi.worst(['Pass', 'Skip', 'Warn']) == 'Warn'
     assert dcgmi.worst(['Pass', 'Fail', 'Warn']) == 'Fail'
     assert dcgmi.worst([None, 'Pass']) == 'Pass' and dcgmi.worst([]) is None
+
+
+# ---- DCGM 4 layouts and unreadable results (see tests/fixtures/hand_made/dcgmi_diag/README.md) ----
+
+TOOLS_HAND = Path(__file__).resolve().parents[3] / 'fixtures' / 'hand_made' / 'dcgmi_diag'
+
+
+def test_dcgm4_test_level_fail_with_passing_gpus_hand_made():
+    """NVIDIA/DCGM issue #253 layout: '| pcie | Fail |', a wrapped Warning, then 'GPUn: Pass' rows."""
+    parsed = dcgmi.parse((TOOLS_HAND / 'dcgmi-diag-r2-dcgm4-pcie-internal-error-HANDMADE.txt').read_text())
+    assert parsed['metadata']['DCGM Version'] == '4.2.3' and parsed['complete'] is True
+    assert statuses(parsed) == [('software', 'Pass'), ('memory', 'Pass'), ('pcie', 'Fail')]
+    pcie = parsed['tests'][2]
+    assert pcie['results'] == [{'status': 'Fail', 'gpus': None, 'entity': None},
+                               {'status': 'Pass', 'gpus': [0], 'entity': 'GPU0'},
+                               {'status': 'Pass', 'gpus': [1], 'entity': 'GPU1'}]
+    assert pcie['messages'] == [{'kind': 'Warning', 'gpus': None, 'text': (
+        "There was an internal error during the test: 'A child process (4242) exited with non-zero status 1' "
+        'Check DCGM and system logs for errors. Reset GPU. Restart DCGM. Rerun diagnostics.')}]
+    assert dcgmi.per_gpu(parsed)['system']['pcie'] == 'Fail' and dcgmi.per_gpu(parsed)['1']['pcie'] == 'Pass'
+
+
+def test_unreadable_result_is_a_failure_never_a_pass():
+    """A cut-off status word gives Fail with an Error message."""
+    cut = dcgmi.parse('| Diagnostic                | Result                                         |\n'
+                      '|-----  Deployment  --------+------------------------------------------------|\n'
+                      '| software                  | Pa')
+    assert statuses(cut) == [('software', 'Fail')] and cut['complete'] is False
+    assert cut['tests'][0]['messages'] == [{'kind': 'Error', 'gpus': None, 'text': "unrecognised result 'Pa'"}]
+
+
+def test_output_of_another_dcgmi_command_is_not_a_pass(corpus_file):
+    """'dcgmi discovery -l' parsed as a diag table: every 'test' fails, nothing reads as passed."""
+    discovery = dcgmi.parse(corpus_file('dcgmi_diag/virtualclient-dcgmi-discovery-l-T4.txt').read_text())
+    assert discovery['tests'] and all(t['status'] == 'Fail' for t in discovery['tests'])
+
+
+def test_dcgm4_json_summary_messages_and_unknown_status():
+    doc = {'DCGM Diagnostic': {'test_categories': [{'category': 'Deployment', 'tests': [
+        {'name': 'software', 'results': [{'entity_group': 'GPU', 'entity_group_id': 1, 'entity_id': 0, 'status': 'Pass'}],
+         'test_summary': {'status': 'Pass', 'info': ['SRAM Threshold checking was skipped.']}},
+        {'name': 'memory', 'results': [{'entity_group': 'GPU', 'entity_id': 0, 'status': 'Bogus'}]},
+        {'name': 'pcie', 'results': []}]}]}, 'metadata': {'version': '4.2.3'}}
+    parsed = dcgmi.parse(json.dumps(doc))
+    assert statuses(parsed) == [('software', 'Pass'), ('memory', 'Fail'), ('pcie', 'Fail')]
+    assert parsed['tests'][0]['messages'] == [{'kind': 'Info', 'gpus': None, 'text': 'SRAM Threshold checking was skipped.',
+                                               'error_id': None}]
+    assert parsed['tests'][1]['messages'][0]['text'] == "unrecognised result status 'Bogus'"
+    assert parsed['tests'][2]['messages'][0]['text'] == 'no result status in the dcgmi diag output for this test'
+
+
+@pytest.mark.parametrize('doc', [
+    {'DCGM Diagnostic': {'test_categories': {'category': 'x'}}},
+    {'DCGM Diagnostic': {'test_categories': [{'category': 'x', 'tests': ['software']}]}},
+    {'DCGM Diagnostic': {'test_categories': [{'category': 'x', 'tests': [{'name': 'a', 'results': [7]}]}]}},
+    {'DCGM Diagnostic': {'test_categories': [{'category': 'x', 'tests': [{'name': 'a', 'results': {'status': 'Pass'}}]}]}},
+    {'DCGM Diagnostic': {'test_categories': [{'category': 'x', 'tests': [
+        {'name': 'a', 'results': [{'entity_id': 'zero', 'status': 'Pass'}]}]}]}},
+    {'DCGM Diagnostic': {'test_categories': [{'category': 'x', 'tests': [{'name': 'a', 'test_summary': 'Pass'}]}]}},
+    {'DCGM Diagnostic': {'test_categories': [{'category': 'x', 'tests': [{'name': ['a'], 'results': []}]}]}},
+])
+def test_json_of_unexpected_shape_raises_the_documented_error(doc):
+    with pytest.raises(dcgmi.DcgmiParseError):
+        dcgmi.parse(json.dumps(doc))
+
+
+# ---- robustness: every recorded output cut, shuffled and garbled ----
+
+GARBAGE = ('#', '|', '?', 'x', ':', '(', '\u00b2', '--')  # none of them is a number or a status word
+
+
+def damaged(text, seed=0):
+    """(kind, text) variants: cut at 7 points inside the text, lines shuffled, one token in ~30% of the lines
+    replaced by garbage (3 seeds each)."""
+    rnd = random.Random(seed)
+    out = [('cut', text[:len(text) * k // 8]) for k in range(1, 8)]
+    lines = text.splitlines()
+    for dummy in range(3):
+        shuffled = list(lines)
+        rnd.shuffle(shuffled)
+        out.append(('shuffled', '\n'.join(shuffled)))
+        garbled = []
+        for line in lines:
+            tokens = line.split(' ')
+            if tokens and rnd.random() < 0.3:
+                tokens[rnd.randrange(len(tokens))] = rnd.choice(GARBAGE)
+            garbled.append(' '.join(tokens))
+        out.append(('garbled', '\n'.join(garbled)))
+    return out
+
+
+def overall(parsed):
+    """Worst status of the run; a test without a status counts as Fail; no test at all is a Fail too."""
+    return dcgmi.worst([t['status'] or 'Fail' for t in parsed['tests']] or ['Fail'])
+
+
+DIAG_FILES = ['aws-p4de-8xA100-r2-dcgm333.txt', 'deepops-dcgm1x-deployment-fail-cascade.txt',
+              'deepops-dcgm1x-r1-pass-blacklist-partial.txt', 'mleng-fragment-deployment-error-row-remap-pending.txt',
+              'mleng-fragment-r2-gpu-memory-fail-thermal-warning.txt', 'virtualclient-diag-r1.json',
+              'virtualclient-diag-r2.json', 'virtualclient-diag-fail-malformed.json']
+
+
+@pytest.mark.parametrize('name', DIAG_FILES)
+def test_cut_shuffled_garbled_never_pass_silently(name, corpus_file):
+    text = corpus_file('dcgmi_diag/' + name).read_text()
+    try:
+        orig = overall(dcgmi.parse(text))
+    except dcgmi.DcgmiParseError:
+        orig = 'Fail'
+    for kind, bad in damaged(text):
+        try:
+            parsed = dcgmi.parse(bad)
+        except dcgmi.DcgmiParseError:  # the documented error (JSON): a clear failure
+            continue
+        dcgmi.per_gpu(parsed)
+        if kind == 'cut' and not parsed.get('complete', True):
+            continue  # cut short: said so (later tests may be missing)
+        assert dcgmi.STATUS_ORDER[overall(parsed)] >= dcgmi.STATUS_ORDER[orig], (kind, bad)
+
+
+def _paths(node, path=()):
+    yield path
+    children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, value in children:
+        yield from _paths(value, path + (key,))
+
+
+@pytest.mark.parametrize('name', ['virtualclient-diag-r1.json', 'virtualclient-diag-r2.json'])
+def test_json_with_any_value_of_another_type(name, corpus_file):
+    """Every value of the recorded JSON replaced in turn by a value of another type: a result or the documented
+    error, never another exception; a status that is no longer a status word never reads as a pass."""
+    doc = json.loads(corpus_file('dcgmi_diag/' + name).read_text())
+    for path in list(_paths(doc))[1:]:
+        for odd in (None, 7, 'x', [], {}, [None]):
+            bad = json.loads(json.dumps(doc))
+            parent = bad
+            for key in path[:-1]:
+                parent = parent[key]
+            parent[path[-1]] = odd
+            try:
+                parsed = dcgmi.parse(json.dumps(bad))
+            except dcgmi.DcgmiParseError:
+                continue
+            dcgmi.per_gpu(parsed)
+            if path[-1] == 'status':
+                assert overall(parsed) == 'Fail', (path, odd)

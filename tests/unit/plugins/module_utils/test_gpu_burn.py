@@ -1,11 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""gpu-burn parser on the recorded outputs and a hand-made edge case."""
+"""gpu-burn parser on the recorded outputs and hand-made edge cases; robustness on cut and garbled recordings."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
+
+import pytest
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import gpu_burn
 
@@ -66,3 +69,85 @@ def test_cut_off_output_has_no_verdict(corpus_file):
 def test_tool_problem_lines():
     parsed = gpu_burn.parse("Couldn't init a GPU test: CUDA_ERROR_OUT_OF_MEMORY\nNo clients are alive!  Aborting\n")
     assert parsed['gpus'] == [] and len(parsed['problems']) == 2
+
+
+# ---- newest gpu-burn and -i N (see tests/fixtures/hand_made/gpu_burn/README.md) ----
+
+TOOLS_HAND = Path(__file__).resolve().parents[3] / 'fixtures' / 'hand_made' / 'gpu_burn'
+
+
+def test_single_gpu_of_eight_with_power_hand_made():
+    """gpu_burn -i 2 with the power column: the banner lists 8 GPUs, only device 2 burns and reports as GPU 0."""
+    parsed = gpu_burn.parse((TOOLS_HAND / 'gpu-burn-i2-power-8gpu-node-HANDMADE.txt').read_text())
+    assert parsed['tested'] == 1 and parsed['progress_records'] == 3 and parsed['problems'] == []
+    assert len(parsed['devices']) == 8 and parsed['devices'][7]['uuid'].endswith('507')
+    assert len(parsed['gpus']) == 1
+    gpu = parsed['gpus'][0]
+    assert (gpu['index'], gpu['verdict'], gpu['uuid']) == (2, 'OK', 'GPU-10000000-2222-3333-4444-555555555502')
+    assert (gpu['gflops'], gpu['temp_c'], gpu['max_temp_c'], gpu['memory_used_mb']) == (40990.0, 65, 65, 72318)
+    assert (gpu['power_w'], gpu['max_power_w'], gpu['errors'], gpu['max_errors']) == (None, 688.0, 0, 0)
+
+
+def test_power_column_makes_no_phantom_gpu():
+    """'power: -- - --' after the temps must not read as two more GPUs with unknown temperature."""
+    line = ("\r50.0%  proc'd: 100 (400 Gflop/s) - 90 (350 Gflop/s)   errors: 0 - 3  (WARNING!)  temps: 61 C - 63 C"
+            "   power: -- - 301 W \n")
+    parsed = gpu_burn.parse(line + 'done\n\nTested 2 GPUs:\n\tGPU 0: OK\n\tGPU 1: FAULTY\n')
+    assert [g['index'] for g in parsed['gpus']] == [0, 1]
+    assert [(g['temp_c'], g.get('power_w'), g['max_errors']) for g in parsed['gpus']] == [(61, None, 0), (63, 301.0, 3)]
+
+
+def test_garbled_cell_keeps_the_other_gpus_in_place():
+    """A cell that does not read is missing for its GPU only; '85\u00b0C' (degree sign) reads as 85."""
+    parsed = gpu_burn.parse("10.0%  proc'd: 10 (400 Gflop/s) - ?? (350 Gflop/s) - 12 (390 Gflop/s)   "
+                            "errors: 0 - 0 - 5  (WARNING!)  temps: 61 C - 85\u00b0C - 66 C \n")
+    assert [(g['iterations'], g['gflops'], g['errors'], g['temp_c']) for g in parsed['gpus']] == [
+        (10, 400.0, 0, 61), (None, None, 0, 85), (12, 390.0, 5, 66)]
+    assert parsed['tested'] is None  # no verdict block: the run did not finish
+
+
+# ---- robustness: every recorded output cut, shuffled and garbled ----
+
+GARBAGE = ('#', '|', '?', 'x', ':', '(', '\u00b2', '--')  # none of them is a number
+
+
+def damaged(text, seed=0):
+    """(kind, text) variants: cut at 7 points inside the text, lines shuffled, one token in ~30% of the lines
+    replaced by garbage (3 seeds each)."""
+    rnd = random.Random(seed)
+    out = [('cut', text[:len(text) * k // 8]) for k in range(1, 8)]
+    lines = text.splitlines()
+    for dummy in range(3):
+        shuffled = list(lines)
+        rnd.shuffle(shuffled)
+        out.append(('shuffled', '\n'.join(shuffled)))
+        garbled = []
+        for line in lines:
+            tokens = line.split(' ')
+            if tokens and rnd.random() < 0.3:
+                tokens[rnd.randrange(len(tokens))] = rnd.choice(GARBAGE)
+            garbled.append(' '.join(tokens))
+        out.append(('garbled', '\n'.join(garbled)))
+    return out
+
+
+@pytest.mark.parametrize('name', ['blog-T4-faulty-warning-errors.txt', 'superbench-8xA100-80GB-ok.txt'])
+def test_cut_shuffled_garbled_never_pass_silently(name, corpus_file):
+    text = corpus_file('gpu_burn/' + name).read_text()
+    orig = gpu_burn.parse(text)
+    verdicts = {g['index']: g['verdict'] for g in orig['gpus']}
+    for kind, bad in damaged(text):
+        parsed = gpu_burn.parse(bad)  # never raises
+        assert len(parsed['gpus']) <= len(orig['gpus']), (kind, bad)  # no phantom GPU
+        for gpu in parsed['gpus']:
+            assert gpu['verdict'] in (None, verdicts.get(gpu['index'])), (kind, gpu)  # never a better verdict
+        if kind == 'cut' and parsed != orig:
+            # cut short: the verdict block is missing or incomplete
+            assert parsed['tested'] is None or any(g['verdict'] is None for g in parsed['gpus']) \
+                or len(parsed['gpus']) < parsed['tested'], bad
+
+
+def test_tool_failure_lines_of_the_newest_gpu_burn():
+    parsed = gpu_burn.parse('No CUDA devices\nFailure during compute: Error in "SGEMM": CUBLAS_STATUS_EXECUTION_FAILED\n'
+                            'Could not invoke nvidia-smi, no temps available\n')
+    assert len(parsed['problems']) == 3 and parsed['gpus'] == [] and parsed['tested'] is None

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,119 @@ def test_parse_size(value, want):
 def test_parse_size_rejects_garbage():
     with pytest.raises(ValueError):
         parse_size('eight')
+
+
+# ---- real layout variants (hand-made cases; see tests/fixtures/hand_made/nccl_tests/README.md) ----
+
+TOOLS_HAND = Path(__file__).resolve().parents[3] / 'fixtures' / 'hand_made' / 'nccl_tests'
+
+
+def test_old_layout_error_asterisk_hand_made():
+    """nccl-tests 1.x/2.0 and rccl-tests flag an error above threshold with '*' glued to the error cell; the row
+    is read (not dropped) and its size counts as a wrong row, with or without the closing lines."""
+    text = (TOOLS_HAND / 'nccl-allreduce-oldformat-error-asterisk-HANDMADE.txt').read_text()
+    parsed = nccl_tests.parse(text)
+    assert [r['size'] for r in parsed['rows']] == [1048576, 2097152, 4194304, 8388608]
+    assert parsed['layout'] == {'leading': ['size', 'count', 'type', 'redop'], 'check': 'error'}
+    flagged = parsed['rows'][2]
+    assert (flagged['oop_error'], flagged['oop_busbw'], flagged['ip_error']) == (2.0, 43.30, 5e-07)
+    assert parsed['error_exceeded'] == [4194304] and parsed['malformed'] == [] and parsed['complete'] is True
+    assert parsed['out_of_bounds'] == 1 and parsed['out_of_bounds_status'] == 'FAILED'
+    summary = nccl_tests.summarize(parsed)
+    assert summary['wrong_rows'] == [4194304] and summary['avg_busbw'] == 40.1762
+    excerpt = '\n'.join(line for line in text.splitlines() if not line.startswith('# Out of') and 'Avg bus' not in line)
+    cut = nccl_tests.parse(excerpt)
+    assert nccl_tests.summarize(cut)['wrong_rows'] == [4194304] and cut['complete'] is False
+
+
+def test_nccl_tests_2_18_wrong_count_printed_with_g_hand_made():
+    """nccl-tests prints #wrong with %5g: 16777216 wrong elements read 1.67772e+07 and must not read as 'no figure'."""
+    parsed = nccl_tests.parse((TOOLS_HAND / 'nccl-2.18-allreduce-16rank-wrong-g-format-HANDMADE.txt').read_text())
+    assert len(parsed['rows']) == 3 and parsed['malformed'] == [] and parsed['errors'] == []
+    assert parsed['rows'][1]['oop_wrong'] == 16777200 and parsed['rows'][1]['ip_wrong'] == 0
+    assert parsed['params']['agg_iters'] == 1 and parsed['params']['graph'] == 0
+    assert parsed['ranks'][15]['busid'] == '0000:8f:00' and parsed['ranks'][15]['host'] == 'gpu-012'
+    summary = nccl_tests.summarize(parsed)
+    assert summary['wrong_rows'] == [536870912] and summary['hosts'] == ['gpu-011', 'gpu-012']
+    assert summary['devices'] == 16 and summary['avg_busbw'] == 459.745 and parsed['complete'] is True
+
+
+@pytest.mark.parametrize('cell,want', [('0', 0), ('N/A', None), ('-1', None), ('1e+06', 1000000), ('2.5e+07', 25000000)])
+def test_wrong_cell_forms(cell, want):
+    """'N/A' with -c 0; -1 where forks print 'not checked'; %g exponents above a million."""
+    row = '     8388608       2097152     float     sum      -1    88.10   95.22  166.63  %5s    90.19   93.01  162.77      0'
+    parsed = nccl_tests.parse(row % cell)
+    assert parsed['rows'][0]['oop_wrong'] == want and parsed['layout']['check'] == 'wrong'
+
+
+def test_timeout_and_garbled_rows_are_not_silently_dropped():
+    header = ('#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n')
+    good = '   268435456      67108864     float     sum      -1   1121.4  239.38  239.38      0   1121.2  239.43  239.43      0\n'
+    garbled = '   536870912     134217728     float     sum      -1   2165.3  247.94  -nan      0   2166.4  247.81  247.81      0\n'
+    parsed = nccl_tests.parse(header + good + garbled + 'gpu001: Test timeout (60s) common.cu:456\n')
+    assert [r['size'] for r in parsed['rows']] == [268435456]
+    assert parsed['malformed'] == [garbled.strip()]
+    assert parsed['errors'] == ['Test timeout (60s) common.cu:456'] and parsed['complete'] is False  # host: stripped
+    superscript = nccl_tests.parse(header + good.replace('268435456', '26843545\u00b2'))
+    assert superscript['rows'] == [] and len(superscript['malformed']) == 1
+
+
+# ---- robustness: every recorded output cut, shuffled and garbled ----
+
+GARBAGE = ('#', '|', '?', 'x', ':', '(', '\u00b2', '--')  # none of them is a number
+
+
+def damaged(text, seed=0):
+    """(kind, text) variants: cut at 7 points inside the text, lines shuffled, one token in ~30% of the lines
+    replaced by garbage (3 seeds each)."""
+    rnd = random.Random(seed)
+    out = [('cut', text[:len(text) * k // 8]) for k in range(1, 8)]
+    lines = text.splitlines()
+    for dummy in range(3):
+        shuffled = list(lines)
+        rnd.shuffle(shuffled)
+        out.append(('shuffled', '\n'.join(shuffled)))
+        garbled = []
+        for line in lines:
+            tokens = line.split(' ')
+            if tokens and rnd.random() < 0.3:
+                tokens[rnd.randrange(len(tokens))] = rnd.choice(GARBAGE)
+            garbled.append(' '.join(tokens))
+        out.append(('garbled', '\n'.join(garbled)))
+    return out
+
+
+def figures(parsed):
+    """(size, count, figure) -> set of values of every figure that was read."""
+    out = {}
+    for row in parsed['rows']:
+        for key, value in row.items():
+            if key not in ('size', 'count', 'type', 'redop', 'root') and value is not None:
+                out.setdefault((row['size'], row['count'], key), set()).add(value)
+    return out
+
+
+@pytest.mark.parametrize('name', sorted(RECORDED))
+def test_cut_shuffled_garbled_never_invent_or_pass_silently(name, corpus_file):
+    text = corpus_file('nccl_tests/' + name).read_text()
+    orig = nccl_tests.parse(text)
+    known = figures(orig)
+    for kind, bad in damaged(text):
+        parsed = nccl_tests.parse(bad)  # never raises
+        nccl_tests.summarize(parsed)
+        nccl_tests.summarize(parsed, check_size=8)
+        if kind == 'cut':
+            # a cut may fall inside the last figure ('239.38' -> '239.3'): only the missing closing lines tell
+            assert parsed['rows'] == orig['rows'] or not parsed['complete'], bad
+            continue
+        for key, values in figures(parsed).items():
+            assert values <= known.get(key, set()), (kind, key, values)  # no invented figure
+        if kind == 'garbled' and len(parsed['rows']) < len(orig['rows']):
+            # a row went missing: the output says so (a row it could not read, or the closing lines lost)
+            assert not parsed['complete'] or parsed['malformed'], (kind, bad)
+
+
+def test_rccl_min_bw_verdict_on_the_avg_line():
+    """rccl-tests append OK/FAILED to the Avg line when NCCL_TESTS_MIN_BW is set (ROCm/rccl-tests src/common.cu)."""
+    parsed = nccl_tests.parse('# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 54.8575 FAILED\n')
+    assert parsed['avg_busbw_reported'] == 54.8575 and parsed['avg_busbw_status'] == 'FAILED'

@@ -5,7 +5,10 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
+
+import pytest
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import p2p_bandwidth as p2p
 
@@ -76,3 +79,99 @@ def test_readme_example_and_problems():
     bad = p2p.parse_p2p('[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]\ncudaGetDeviceCount returned 100\n'
                         '-> no CUDA-capable device is detected\n')
     assert bad['matrices'] == {} and bad['problems'] == ['-> no CUDA-capable device is detected']
+
+
+# ---- --p2p_read and tool failures (see tests/fixtures/hand_made/p2p_bandwidth/README.md) ----
+
+TOOLS_HAND = Path(__file__).resolve().parents[3] / 'fixtures' / 'hand_made' / 'p2p_bandwidth'
+
+
+def test_p2p_read_matrices_do_not_replace_the_writes_hand_made():
+    parsed = p2p.parse_p2p((TOOLS_HAND / 'p2pBandwidthLatencyTest-2xH100-p2p_read-HANDMADE.txt').read_text())
+    m = parsed['matrices']
+    assert sorted(m) == [
+        'bidirectional_p2p_disabled', 'bidirectional_p2p_enabled', 'connectivity', 'latency_p2p_disabled',
+        'latency_p2p_disabled_cpu', 'latency_p2p_enabled', 'latency_p2p_enabled_cpu', 'latency_p2p_enabled_reads',
+        'latency_p2p_enabled_reads_cpu', 'unidirectional_p2p_disabled', 'unidirectional_p2p_enabled',
+        'unidirectional_p2p_enabled_reads']
+    assert m['unidirectional_p2p_enabled']['values']['1']['0'] == 377.10  # writes, not the reads' 51.30
+    assert p2p.below(m['unidirectional_p2p_enabled_reads'], 100) == [('1', '0', 51.30)]
+    assert m['latency_p2p_enabled']['values']['0']['1'] == 2.95 and m['latency_p2p_enabled_cpu']['values']['1']['0'] == 1.98
+    assert m['latency_p2p_enabled_reads']['values']['1']['0'] == 3.06
+    assert m['latency_p2p_enabled_reads_cpu']['values']['0']['1'] == 2.01
+    assert parsed['peer_access'] == {'0': {'1': True}, '1': {'0': True}}
+    assert parsed['problems'] == [] and parsed['malformed'] == []
+    assert [d['pci_bus_id'] for d in parsed['devices']] == ['18', '2a']
+
+
+def test_cuda_failure_mid_run_leaves_missing_pairs():
+    """cudaCheckError() prints "Cuda failure <file>:<line>: '<error>'" and exits: the matrix stays incomplete."""
+    text = ('Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)\n   D\\D     0      1 \n'
+            "     0 1587.60 376.40 \nCuda failure p2pBandwidthLatencyTest.cu:180: 'an illegal memory access was encountered'\n")
+    parsed = p2p.parse_p2p(text)
+    matrix = parsed['matrices']['unidirectional_p2p_enabled']
+    assert p2p.missing_pairs(matrix) == [('1', '0')]
+    assert parsed['problems'] == ["Cuda failure p2pBandwidthLatencyTest.cu:180: 'an illegal memory access was encountered'"]
+    died = p2p.parse_p2p('Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)\n'
+                         "Cuda failure p2pBandwidthLatencyTest.cu:240: 'out of memory'\n")
+    assert p2p.missing_pairs(died['matrices']['bidirectional_p2p_enabled']) == [('*', '*')]  # title only: all missing
+
+
+def test_garbled_row_is_malformed_not_read():
+    text = ('Bidirectional P2P=Enabled Bandwidth Matrix (GB/s)\n   D\\D     0      1 \n     0 1603.90 745.80 \n'
+            '     1 746.30 ?? 1605.20 \n     \u00b2 1.0 2.0 \n')
+    parsed = p2p.parse_p2p(text)
+    assert parsed['matrices']['bidirectional_p2p_enabled']['rows'] == ['0']
+    assert parsed['malformed'] == ['1 746.30 ?? 1605.20', '\u00b2 1.0 2.0']
+
+
+# ---- robustness: every recorded output cut, shuffled and garbled ----
+
+GARBAGE = ('#', '|', '?', 'x', ':', '(', '\u00b2', '--')  # none of them is a number
+
+
+def damaged(text, seed=0):
+    """(kind, text) variants: cut at 7 points inside the text, lines shuffled, one token in ~30% of the lines
+    replaced by garbage (3 seeds each)."""
+    rnd = random.Random(seed)
+    out = [('cut', text[:len(text) * k // 8]) for k in range(1, 8)]
+    lines = text.splitlines()
+    for dummy in range(3):
+        shuffled = list(lines)
+        rnd.shuffle(shuffled)
+        out.append(('shuffled', '\n'.join(shuffled)))
+        garbled = []
+        for line in lines:
+            tokens = line.split(' ')
+            if tokens and rnd.random() < 0.3:
+                tokens[rnd.randrange(len(tokens))] = rnd.choice(GARBAGE)
+            garbled.append(' '.join(tokens))
+        out.append(('garbled', '\n'.join(garbled)))
+    return out
+
+
+def cells(parsed):
+    return {(name, src, dst): value for name, matrix in parsed['matrices'].items()
+            for src, row in matrix['values'].items() for dst, value in row.items() if value is not None}
+
+
+@pytest.mark.parametrize('name', ['kinghorn-2xRTX4090-p2p-disabled-525.txt', 'mleng-4xGB200-unidir-p2p-writes-matrix.txt',
+                                  'mleng-8xA100-unidir-p2p-writes-matrix.txt'])
+def test_cut_shuffled_garbled_never_invent_or_pass_silently(name, corpus_file):
+    text = corpus_file('p2p_bandwidth/' + name).read_text()
+    orig = p2p.parse_p2p(text)
+    known = cells(orig)
+    for kind, bad in damaged(text):
+        parsed = p2p.parse_p2p(bad)  # never raises
+        p2p.parse_nvbandwidth(bad)
+        for matrix in parsed['matrices'].values():
+            p2p.missing_pairs(matrix)
+            p2p.below(matrix, 1.0)
+            p2p.above(matrix, 1.0)
+        if kind == 'garbled':  # a garbled header may rename a column: then its figures are missing, not moved
+            for key, value in cells(parsed).items():
+                assert key not in known or known[key] == value or key[0] == 'connectivity', (key, value)
+        if kind == 'cut' and parsed['matrices'] != orig['matrices']:
+            # cut short: a matrix of the full run is missing or lacks figures
+            assert any(n not in parsed['matrices'] or p2p.missing_pairs(parsed['matrices'][n]) for n in orig['matrices']) \
+                or p2p.missing_pairs(list(parsed['matrices'].values())[-1]), bad

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import perftest
@@ -103,3 +105,115 @@ def test_older_latency_layout_and_roce_gid():
 def test_connection_failure_lines():
     parsed = perftest.parse(" Couldn't connect to 10.0.0.2:18515\nUnable to open file descriptor for socket connection\n")
     assert parsed['rows'] == [] and len(parsed['problems']) == 2
+
+
+# ---- header layouts of linux-rdma/perftest src/perftest_parameters.h (hand-made rows, numbers typed here) ----
+
+BANNER = ('                    RDMA_Write BW Test\n Device         : mlx5_0\n Link type       : IB\n'
+          '---------------------------------------------------------------------------------------\n')
+CLOSE = '---------------------------------------------------------------------------------------\n'
+
+
+def test_old_perftest_without_msgrate_hand_made():
+    """Old perftest RESULT_FMT: '#bytes #iterations BW peak[MB/sec] BW average[MB/sec]' (no MsgRate column)."""
+    parsed = perftest.parse(BANNER + ' #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]\n'
+                            ' 65536      5000           4554.51            4554.47\n' + CLOSE)
+    assert parsed['rows'] == [{'bytes': 65536, 'iterations': 5000, 'bw_peak': 4554.51, 'bw_avg': 4554.47,
+                               'bw_peak_gbps': 38.206, 'bw_avg_gbps': 38.206, 'msg_rate_mpps': None}]
+    assert parsed['complete'] is True and parsed['malformed'] == []
+    assert perftest.summarize(parsed)['msg_rate_mpps'] is None  # missing, so a threshold on it fails
+
+
+def test_per_port_qos_and_cpu_util_columns_hand_made():
+    """RESULT_FMT_G_PER_PORT (--report-per-port), RESULT_FMT_QOS (#sl) and RESULT_EXT_CPU_UTIL (--cpu_util)."""
+    per_port = perftest.parse(
+        BANNER + ' #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]   BW Port1[Gb/sec]'
+        '   MsgRate Port1[Mpps]   BW Port2[Gb/sec]   MsgRate Port2[Mpps]\n'
+        ' 65536      5000             390.12             389.95\t\t   0.743780\t194.98\t0.371890\t194.97\t0.371890\n' + CLOSE)
+    row = per_port['rows'][0]
+    assert (row['bw_avg_gbps'], row['msg_rate_mpps'], row['bw_port2'], row['msg_rate_port1_mpps']) == (
+        389.95, 0.74378, 194.97, 0.37189)
+    qos = perftest.parse(BANNER + ' #bytes    #sl      #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n'
+                         ' 65536      3        5000           11723.40           11720.18\t\t   0.187523\n' + CLOSE)
+    assert qos['rows'][0]['sl'] == 3 and qos['rows'][0]['iterations'] == 5000 and qos['rows'][0]['bw_avg'] == 11720.18
+    util = perftest.parse(BANNER + ' #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]'
+                          '    CPU_Util[%]\n 65536      5000             97.52              97.48\t\t   0.185928\t    12.40\n' + CLOSE)
+    assert util['rows'][0]['cpu_util_pct'] == 12.4 and perftest.summarize(util)['avg_gbps'] == 97.48
+
+
+def test_duration_latency_and_cycles_hand_made():
+    """RESULT_FMT_LAT_DUR (-D): t_avg only; a latency header in [cycles] gives no microsecond figure."""
+    dur = perftest.parse('                    Send Latency Test\n'
+                         ' #bytes        #iterations       t_avg[usec]  \t\n 2             1823456           1.09   \n' + CLOSE)
+    assert dur['rows'] == [{'bytes': 2, 'iterations': 1823456, 't_avg_us': 1.09}]
+    assert perftest.summarize(dur)['latency_us'] == 1.09
+    cycles = perftest.parse(' #bytes #iterations    t_min[cycles]    t_max[cycles]  t_typical[cycles]\n'
+                            ' 2       1000          2981           9125         3050\n' + CLOSE)
+    assert cycles['rows'] == [{'bytes': 2, 'iterations': 1000, 't_min_cycles': 2981.0, 't_max_cycles': 9125.0,
+                               't_typical_cycles': 3050.0}]
+    assert perftest.summarize(cycles)['latency_us'] is None
+
+
+def test_garbled_cut_row_and_completion_errors():
+    text = (BANNER + ' #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n'
+            ' 65536      1000             -nan               0.00\t\t   0.000000\n'
+            ' Completion with error at client\n Failed status 12: wr_id 0 syndrom 0x81\n')
+    parsed = perftest.parse(text)
+    assert parsed['rows'] == [] and parsed['malformed'] == ['65536      1000             -nan               0.00\t\t   0.000000']
+    assert parsed['problems'] == ['Completion with error at client', 'Failed status 12: wr_id 0 syndrom 0x81']
+    cut = perftest.parse(BANNER + ' #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n'
+                         ' 65536      1000             328.64             328.61\t\t   0.62')
+    assert cut['complete'] is False  # the cell may be cut short: the closing line never came
+
+
+# ---- robustness: every recorded output cut, shuffled and garbled ----
+
+GARBAGE = ('#', '|', '?', 'x', ':', '(', '\u00b2', '--')  # none of them is a number
+
+
+def damaged(text, seed=0):
+    """(kind, text) variants: cut at 7 points inside the text, lines shuffled, one token in ~30% of the lines
+    replaced by garbage (3 seeds each)."""
+    rnd = random.Random(seed)
+    out = [('cut', text[:len(text) * k // 8]) for k in range(1, 8)]
+    lines = text.splitlines()
+    for dummy in range(3):
+        shuffled = list(lines)
+        rnd.shuffle(shuffled)
+        out.append(('shuffled', '\n'.join(shuffled)))
+        garbled = []
+        for line in lines:
+            tokens = line.split(' ')
+            if tokens and rnd.random() < 0.3:
+                tokens[rnd.randrange(len(tokens))] = rnd.choice(GARBAGE)
+            garbled.append(' '.join(tokens))
+        out.append(('garbled', '\n'.join(garbled)))
+    return out
+
+
+def figures(parsed):
+    out = {}
+    for row in parsed['rows']:
+        for key, value in row.items():
+            if key != 'bytes' and value is not None:
+                out.setdefault((row['bytes'], key), set()).add(value)
+    return out
+
+
+@pytest.mark.parametrize('name', sorted(RECORDED))
+def test_cut_shuffled_garbled_never_invent_or_pass_silently(name, corpus_file):
+    text = corpus_file('perftest/' + name).read_text()
+    orig = perftest.parse(text)
+    known = figures(orig)
+    for kind, bad in damaged(text):
+        parsed = perftest.parse(bad)  # never raises
+        perftest.summarize(parsed)
+        perftest.summarize(parsed, 8)
+        if kind == 'garbled':  # (shuffled lines may put a row under another header: no claim about its columns)
+            for key, values in figures(parsed).items():
+                assert values <= known.get(key, set()), (kind, key, values)
+        if kind == 'cut' and parsed['rows'] != orig['rows']:
+            # a cut may fall inside the last figure ('0.003007' -> '0.0'): only the missing closing line tells
+            assert not parsed['complete'], bad
+        if kind == 'garbled' and len(parsed['rows']) < len(orig['rows']):
+            assert parsed['malformed'] or not parsed['complete'] or not parsed['rows'], bad
