@@ -201,3 +201,22 @@ def find_executable(module, name):
             return name
         return None
     return module.get_bin_path(name, required=False)
+
+
+def check_output(failures, rung, subject, cmd, complete=True, missing='', malformed=None, limit=3):
+    """Append failures for an output that is not whole: ``complete`` False (``missing`` says what did not
+    follow, e.g. the closing lines) and ``malformed`` rows (listed, at most ``limit``). A cut or garbled run
+    is never accepted, with or without thresholds. Returns True when the output passed."""
+    ok = True
+    if not complete:
+        failures.append('%s: output on %s is incomplete: %s (cut off or garbled output is not accepted); cmd: %s'
+                        % (rung, subject, missing or 'the closing lines are missing', cmd))
+        ok = False
+    malformed = list(malformed or [])
+    if malformed:
+        shown = ', '.join(repr(line[:120]) for line in malformed[:limit])
+        more = ' and %d more' % (len(malformed) - limit) if len(malformed) > limit else ''
+        failures.append('%s: %d malformed row(s) on %s: %s%s (garbled output is not accepted); cmd: %s'
+                        % (rung, len(malformed), subject, shown, more, cmd))
+        ok = False
+    return ok

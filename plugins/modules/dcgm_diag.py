@@ -22,6 +22,10 @@ description:
   - Fails on any C(Fail) result or C(Error) row, on a C(runtime_error), when no test result was parsed or when dcgmi
     exits non-zero; C(Warn) fails only with O(fail_on_warn); C(Skip) never fails. Messages name the rung, the test,
     the GPUs, the DCGM text and the command line. Never reports C(changed).
+  - An output that is cut off or garbled is never accepted - a result that is not a known status word, a damaged
+    table row or a test without any result counts as an C(Error) of that test, a text table whose closing border
+    does not follow the last test row (RV(complete) is C(false)) fails, and JSON that is cut or not of a known
+    layout fails.
 author:
   - gpufleet maintainers (@gpufleet)
 extends_documentation_fragment:
@@ -151,6 +155,13 @@ parse_error:
   description: Why the output could not be parsed, C(null) when it was.
   returned: when run
   type: str
+complete:
+  description:
+    - Text table - C(true) when its closing border followed the last test row, C(false) (a failure) for a cut output.
+      C(null) for JSON (cut JSON does not parse and fails with RV(parse_error)).
+  returned: when run
+  type: bool
+  version_added: 0.2.0
 stdout_lines:
   description: Last 40 lines of standard output.
   returned: when run
@@ -277,11 +288,14 @@ def main():
     if not parsed['tests'] and not parse_error:
         failures.append('%s: no test result parsed from dcgmi diag output (missing results fail); cmd: %s'
                         % (rung, res['cmd']))
+    elif parsed.get('complete') is False:
+        bc.check_output(failures, rung, 'dcgmi diag -r %s' % params['level'], res['cmd'], complete=False,
+                        missing="the table's closing border does not follow the last test row")
 
     result = dict(changed=False, cmd=res['cmd'], rc=res['rc'], elapsed=res['elapsed'], failures=failures,
                   format=parsed['format'], metadata=parsed['metadata'], tests=parsed['tests'], gpus=per_gpu(parsed),
                   failed_tests=failed, warned_tests=warned, runtime_error=parsed['runtime_error'],
-                  parse_error=parse_error, stdout_lines=bc.tail(res['stdout']), stderr_lines=bc.tail(res['stderr']))
+                  parse_error=parse_error, complete=parsed.get('complete'), stdout_lines=bc.tail(res['stdout']), stderr_lines=bc.tail(res['stderr']))
     if failures:
         module.fail_json(msg='; '.join(failures), **result)
     result['msg'] = '%s: %d tests, none failed%s' % (

@@ -19,6 +19,10 @@ description:
   - Fails on any C(FAULTY) GPU, on any error count above 0, on a worker that died, when the tool exits
     non-zero or times out, when it prints no C(Tested N GPUs) verdict, or when a threshold is missed or its
     figure is missing. Messages name the rung, the GPU (index, name, UUID), the figure and the command line.
+  - An output that is cut off or garbled is never accepted, with or without thresholds - the module also fails
+    when the verdict block lists fewer GPUs than C(Tested N GPUs), when no progress record was printed, when a
+    GPU's Gflop/s or error count in the last progress record cannot be read, and when the C(nvidia-smi -L)
+    banner lists more GPUs than gpu-burn burned unless C(-i N) in O(args) or E(CUDA_VISIBLE_DEVICES) chose them.
   - Never reports C(changed).
 author:
   - gpufleet maintainers (@gpufleet)
@@ -124,6 +128,12 @@ gpus:
   returned: when run
   type: list
   elements: dict
+devices:
+  description: The GPUs of the C(nvidia-smi -L) banner gpu-burn prints (C(index), C(name), C(uuid)), burned or not.
+  returned: when run
+  type: list
+  elements: dict
+  version_added: 0.2.0
 tested:
   description: N of C(Tested N GPUs), C(null) when the verdict block is missing.
   returned: when run
@@ -170,13 +180,35 @@ def _gpu_name(gpu):
     return 'GPU %d (%s, %s)' % (gpu['index'], gpu['name'] or 'unknown', gpu['uuid'] or 'no UUID')
 
 
-def evaluate(parsed, params, rung, cmd):
+def _selects_gpus(params, environ):
+    """True when the run burns a chosen subset of the node's GPUs (gpu-burn -i N, or CUDA_VISIBLE_DEVICES)."""
+    return any(str(a).startswith('-i') for a in params['args']) or bool(environ.get('CUDA_VISIBLE_DEVICES'))
+
+
+def evaluate(parsed, params, rung, cmd, environ=None):
     failures = []
     gpus = parsed['gpus']
+    tested = parsed['tested']
     if not gpus:
         failures.append('%s: no GPU in the output (missing figures fail); cmd: %s' % (rung, cmd))
-    if parsed['tested'] is None:
+    if tested is None:
         failures.append('%s: no "Tested N GPUs" verdict printed (tool died or was cut off); cmd: %s' % (rung, cmd))
+    else:
+        verdicts = [g['index'] for g in gpus if g['verdict'] is not None]
+        if len(verdicts) != tested:
+            failures.append('%s: "Tested %d GPUs" but %d verdict line(s) read (verdict block cut off or garbled; '
+                            'an incomplete output is not accepted); cmd: %s' % (rung, tested, len(verdicts), cmd))
+    burned = tested if tested is not None else len(gpus)
+    devices = parsed.get('devices') or []
+    if gpus and len(devices) > burned and not _selects_gpus(params, os.environ if environ is None else environ):
+        failures.append('%s: nvidia-smi lists %d GPUs but gpu-burn burned %d (%s not burned; no -i or '
+                        'CUDA_VISIBLE_DEVICES chose them); cmd: %s'
+                        % (rung, len(devices), burned,
+                           ', '.join('GPU %d' % d['index'] for d in devices
+                                     if d['index'] not in [g['index'] for g in gpus]) or 'some', cmd))
+    if gpus and not parsed['progress_records']:
+        failures.append('%s: no progress record printed (no Gflop/s or error count figure; missing figures fail); '
+                        'cmd: %s' % (rung, cmd))
     for gpu in gpus:
         who = _gpu_name(gpu)
         if gpu['verdict'] == 'FAULTY':
@@ -188,6 +220,11 @@ def evaluate(parsed, params, rung, cmd):
             failures.append('%s: %s errors = %d > threshold 0; cmd: %s' % (rung, who, gpu['max_errors'], cmd))
         if gpu['died']:
             failures.append('%s: %s worker DIED; cmd: %s' % (rung, who, cmd))
+        if parsed['progress_records'] and (gpu['gflops'] is None or gpu['errors'] is None):
+            failures.append('%s: %s has no readable %s in the last progress record (garbled or cut off; '
+                            'missing figures fail); cmd: %s'
+                            % (rung, who, ' and '.join(n for n, v in (('Gflop/s', gpu['gflops']),
+                                                                      ('error count', gpu['errors'])) if v is None), cmd))
         bc.check_min(failures, rung, who, 'Gflop/s', gpu['gflops'], params['min_gflops'], 'Gflop/s', cmd)
         bc.check_max(failures, rung, who, 'max temperature', gpu['max_temp_c'], params['max_temp_c'], 'C', cmd)
     if params['expected_gpus'] is not None and (parsed['tested'] if parsed['tested'] is not None else len(gpus)) \
@@ -243,7 +280,8 @@ def main():
         failures.append(rc_msg)
     failures += evaluate(parsed, params, rung, res['cmd'])
     result = dict(changed=False, cmd=res['cmd'], rc=res['rc'], elapsed=res['elapsed'], failures=failures,
-                  gpus=parsed['gpus'], tested=parsed['tested'], progress_records=parsed['progress_records'],
+                  gpus=parsed['gpus'], devices=parsed['devices'], tested=parsed['tested'],
+                  progress_records=parsed['progress_records'],
                   percent=parsed['percent'], problems=parsed['problems'],
                   faulty=[g['index'] for g in parsed['gpus'] if g['verdict'] == 'FAULTY'],
                   stdout_lines=bc.tail(res['stdout']), stderr_lines=bc.tail(res['stderr']))

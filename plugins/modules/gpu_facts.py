@@ -25,6 +25,9 @@ description:
     with the NVIDIA driver) or C(Failed to initialize NVML: Driver/library version mismatch)) fails the
     module with that text and the command line. A failing C(topo -m) only gives a warning and an empty
     topology.
+  - >-
+    When C(nvidia-smi) answers C(No devices were found) (the driver is loaded but sees no GPU) the module fails
+    with a message saying so and RV(reason=no_devices), distinct from output that cannot be parsed.
 author:
   - gpufleet contributors (@gpufleet)
 extends_documentation_fragment:
@@ -83,6 +86,12 @@ msg:
   returned: when nvidia-smi was not found
   type: str
   sample: "skipped: no GPU (nvidia-smi not found)"
+reason:
+  description: C(no_devices) when the module failed because nvidia-smi said C(No devices were found).
+  returned: on that failure
+  type: str
+  sample: no_devices
+  version_added: 0.2.0
 ansible_facts:
   description: Facts added to the host.
   returned: always
@@ -321,11 +330,13 @@ ansible_facts:
 '''
 
 import os
+import re
 import shlex
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils.nvidia_smi import (
+    NvidiaSmiNoDevices,
     NvidiaSmiParseError,
     gpu_topology,
     parse_query_xml,
@@ -333,6 +344,7 @@ from ansible_collections.gpufleet.cluster.plugins.module_utils.nvidia_smi import
 )
 
 NOT_FOUND_MSG = 'skipped: no GPU (nvidia-smi not found)'
+_NO_DEVICES_RE = re.compile(r'^\s*No devices were found\s*$', re.IGNORECASE | re.MULTILINE)
 
 
 def _cmdline(argv):
@@ -351,6 +363,14 @@ def _run(module, argv):
     return module.run_command(argv, environ_update={'LC_ALL': 'C'})
 
 
+def _fail_no_devices(module, argv, rc, out, err):
+    """nvidia-smi ran (the driver answered) but sees no GPU: a fault of the host, not unreadable output."""
+    module.fail_json(msg='%s: nvidia-smi found no GPU ("No devices were found", rc=%d): the NVIDIA driver answers but '
+                         'no GPU is visible - a GPU fallen off the bus (see dmesg for Xid 79), a GPU not passed '
+                         'through, or one bound to another driver' % (_cmdline(argv), rc),
+                     reason='no_devices', cmd=_cmdline(argv), rc=rc, stdout=out, stderr=err)
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -367,12 +387,16 @@ def main():
 
     argv = [exe, '-q', '-x']
     rc, out, err = _run(module, argv)
+    if rc != 0 and _NO_DEVICES_RE.search(out + '\n' + err):
+        _fail_no_devices(module, argv, rc, out, err)
     if rc != 0:
         detail = (err.strip() or out.strip() or 'no output')
         module.fail_json(msg='%s failed (rc=%d): %s' % (_cmdline(argv), rc, detail),
                          cmd=_cmdline(argv), rc=rc, stdout=out, stderr=err)
     try:
         facts = parse_query_xml(out)
+    except NvidiaSmiNoDevices:
+        _fail_no_devices(module, argv, rc, out, err)
     except NvidiaSmiParseError as exc:
         module.fail_json(msg='%s: %s' % (_cmdline(argv), exc), cmd=_cmdline(argv), rc=rc, stdout=out, stderr=err)
     facts['executable'] = exe

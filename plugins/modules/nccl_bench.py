@@ -22,7 +22,12 @@ description:
     interleaved C(NCCL INFO)/C(NCCL WARN) lines, wrapped rows and 1000+ rank lists.
   - The module fails when the tool exits non-zero or times out, when no data row was parsed, when the
     summary reports out-of-bounds values (C(FAILED) or a count above 0), when any row has C(#wrong) above 0,
-    or when a threshold is not met. A threshold whose figure is missing is a failure, never a pass.
+    when an old-layout C(error) cell carries the tool's C(*) (error above its threshold), when C(Avg bus bandwidth)
+    is followed by C(FAILED) (rccl-tests with C(NCCL_TESTS_MIN_BW)), or when a threshold is not met. A threshold
+    whose figure is missing is a failure, never a pass.
+  - An output that is cut off or garbled is never accepted, with or without thresholds - the module fails when the
+    closing C(# Out of bounds values)/C(# Avg bus bandwidth) lines do not follow the table (RV(complete) is
+    C(false)) or when any line that started a data row could not be read (RV(malformed)).
   - Every failure message names the rung, the ranks/GPUs (and C(NCCL_IB_HCA) when set), the figure against
     the threshold and the command line. The full parsed result is returned on failure too.
   - Never reports C(changed).
@@ -272,10 +277,28 @@ errors:
   type: list
   elements: str
 malformed:
-  description: Lines that started a data row but could not be completed.
+  description: Lines that started a data row but could not be read (cut off, or a garbled figure); any fails the run.
   returned: when run
   type: list
   elements: str
+complete:
+  description:
+    - C(true) when the closing C(# Out of bounds values) or C(# Avg bus bandwidth) line followed the last data row;
+      C(false) (a failure) for an output cut short.
+  returned: when run
+  type: bool
+  version_added: 0.2.0
+error_exceeded:
+  description: Sizes whose old-layout C(error) cell the tool flagged with C(*) (each fails the run).
+  returned: when run
+  type: list
+  elements: int
+  version_added: 0.2.0
+avg_busbw_status:
+  description: C(OK) or C(FAILED) printed after C(Avg bus bandwidth) (rccl-tests with C(NCCL_TESTS_MIN_BW)), else C(null).
+  returned: when run
+  type: str
+  version_added: 0.2.0
 stdout_lines:
   description: Last 40 lines of standard output.
   returned: when run
@@ -415,9 +438,23 @@ def main():
     if (parsed['out_of_bounds'] or 0) > 0 or parsed['out_of_bounds_status'] == 'FAILED':
         failures.append('%s: out of bounds values = %s %s on %s (wrong results); cmd: %s'
                         % (rung, parsed['out_of_bounds'], parsed['out_of_bounds_status'] or '', who, res['cmd']))
-    if summary['wrong_rows']:
+    exceeded = parsed['error_exceeded']
+    wrong = [s for s in summary['wrong_rows'] if s not in exceeded]
+    if wrong:
         failures.append('%s: #wrong > 0 at sizes %s on %s; cmd: %s'
-                        % (rung, ','.join(str(s) for s in summary['wrong_rows']), who, res['cmd']))
+                        % (rung, ','.join(str(s) for s in wrong), who, res['cmd']))
+    if exceeded:
+        failures.append('%s: error above the tool\'s threshold (flagged *) at sizes %s on %s; cmd: %s'
+                        % (rung, ','.join(str(s) for s in exceeded), who, res['cmd']))
+    if parsed['avg_busbw_status'] == 'FAILED':
+        failures.append('%s: Avg bus bandwidth %s FAILED (the tool\'s own minimum, NCCL_TESTS_MIN_BW) on %s; cmd: %s'
+                        % (rung, parsed['avg_busbw_reported_raw'], who, res['cmd']))
+    if parsed['rows']:
+        bc.check_output(failures, rung, who, res['cmd'], complete=parsed['complete'],
+                        missing='no "# Out of bounds values" or "# Avg bus bandwidth" line after the last row',
+                        malformed=parsed['malformed'])
+    elif parsed['malformed']:
+        bc.check_output(failures, rung, who, res['cmd'], malformed=parsed['malformed'])
     if parsed['rows']:
         bc.check_min(failures, rung, who, 'busbw at %s B' % summary['check_size'], summary['busbw_at_check'],
                      params['min_busbw'], 'GB/s', res['cmd'])
@@ -431,6 +468,8 @@ def main():
                   rows=parsed['rows'], params=parsed['params'], layout=parsed['layout'], ranks=parsed['ranks'],
                   out_of_bounds=parsed['out_of_bounds'], out_of_bounds_status=parsed['out_of_bounds_status'],
                   nccl_warnings=parsed['nccl_warnings'], errors=parsed['errors'], malformed=parsed['malformed'],
+                  complete=parsed['complete'], error_exceeded=parsed['error_exceeded'],
+                  avg_busbw_status=parsed['avg_busbw_status'],
                   stdout_lines=bc.tail(res['stdout']), stderr_lines=bc.tail(res['stderr']))
     result.update(summary)
     if failures:

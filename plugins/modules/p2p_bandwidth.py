@@ -20,6 +20,14 @@ description:
     O(max_latency_us), when a pair's figure is missing (a matrix cut short), when peer access is not available and
     O(require_p2p) is set, when the tool exits non-zero or times out, or when no matrix to check was printed.
     Messages name the rung, the pair (C(GPU 2 -> GPU 3)), the figure against the threshold and the command line.
+  - With C(--p2p_read) in O(args) the C((P2P Reads)) unidirectional and latency matrices are checked against
+    O(min_gbps) and O(max_latency_us) like the C((P2P Writes)) ones.
+  - An output that is cut off or garbled is never accepted, with or without thresholds - the module fails when a
+    matrix every p2pBandwidthLatencyTest run prints (bandwidth and latency, P2P disabled and enabled, the CPU
+    latency halves when the version prints them, the C(P2P Reads) matrices with C(--p2p_read) or when one of them
+    was printed) or a
+    requested nvbandwidth test case is absent, when any of those matrices lacks a pair's figure, or when a matrix
+    row could not be read (RV(malformed)).
   - Never reports C(changed).
 author:
   - gpufleet maintainers (@gpufleet)
@@ -150,6 +158,12 @@ worst_pairs:
   description: Per checked matrix the worst pair (C(pair), C(value)).
   returned: when run
   type: dict
+malformed:
+  description: Matrix rows that could not be read (cut off or garbled), p2pBandwidthLatencyTest only; any fails the run.
+  returned: when run
+  type: list
+  elements: str
+  version_added: 0.2.0
 problems:
   description: Error lines printed by the tool.
   returned: when run
@@ -190,10 +204,57 @@ def select(parsed, tool):
                 out[name] = 'bidir' if matrix.get('direction') == '<->' else 'uni'
         return out
     for name, kind in (('unidirectional_p2p_enabled', 'uni'), ('bidirectional_p2p_enabled', 'bidir'),
-                       ('latency_p2p_enabled', 'latency')):
+                       ('latency_p2p_enabled', 'latency'), ('unidirectional_p2p_enabled_reads', 'uni'),
+                       ('latency_p2p_enabled_reads', 'latency')):
         if name in parsed['matrices']:
             out[name] = kind
     return out
+
+
+# Every p2pBandwidthLatencyTest run prints these, in this order; the CPU halves of the latency matrices come
+# with the versions that print them for P2P=Disabled, the (P2P Reads) matrices with --p2p_read.
+_P2P_FULL = ('unidirectional_p2p_disabled', 'unidirectional_p2p_enabled', 'bidirectional_p2p_disabled',
+             'bidirectional_p2p_enabled', 'latency_p2p_disabled', 'latency_p2p_enabled')
+_P2P_READS = ('unidirectional_p2p_enabled_reads', 'latency_p2p_enabled_reads')
+
+
+def expected_matrices(parsed, params):
+    """Matrices a whole run of the tool prints (empty when that cannot be known)."""
+    matrices = parsed['matrices']
+    if params['tool'] == 'nvbandwidth':
+        return list(params['testcases'])
+    want = list(_P2P_FULL)
+    if any(name in matrices for name in _P2P_READS) or any('p2p_read' in str(a) for a in params['args']):
+        want += list(_P2P_READS)
+    if 'latency_p2p_disabled_cpu' in matrices:
+        want += [name + '_cpu' for name in want if name.startswith('latency_') and name != 'latency_p2p_disabled']
+        want.append('latency_p2p_disabled_cpu')
+    return want
+
+
+def check_whole(parsed, params, rung, cmd, checked):
+    """Failures for a cut or garbled output: matrices a whole run prints that are absent, pairs missing from
+    them, and malformed matrix rows."""
+    failures = []
+    tool = params['tool']
+    wanted = expected_matrices(parsed, params)
+    if parsed['matrices'] or checked:
+        absent = [name for name in wanted if name not in parsed['matrices']]
+        if absent:
+            failures.append('%s: output is incomplete: %s not printed (cut off or garbled output is not accepted); '
+                            'cmd: %s' % (rung, ', '.join(absent), cmd))
+    for name in wanted:
+        matrix = parsed['matrices'].get(name)
+        if matrix is None or name in checked:
+            continue  # absent (above) or checked with the thresholds
+        missing = missing_pairs(matrix)
+        if missing:
+            failures.append('%s: %s is missing figures for %d pair(s): %s; cmd: %s' % (
+                rung, matrix['title'], len(missing),
+                ', '.join(_pair(matrix, s, d, tool) for s, d in missing[:MAX_LISTED])
+                + (', ...' if len(missing) > MAX_LISTED else ''), cmd))
+    bc.check_output(failures, rung, 'the GPU matrices', cmd, malformed=parsed.get('malformed'))
+    return failures
 
 
 def _pair(matrix, src, dst, tool):
@@ -244,6 +305,7 @@ def evaluate(parsed, params, rung, cmd):
         if denied:
             failures.append('%s: peer access not available (CANNOT Access Peer) for %s; cmd: %s'
                             % (rung, ', '.join(denied[:MAX_LISTED]), cmd))
+    failures += check_whole(parsed, params, rung, cmd, checked)
     if params['expected_gpus'] is not None:
         for name in sorted(checked):
             count = len(parsed['matrices'][name]['columns'])
@@ -298,6 +360,7 @@ def main():
     result = dict(changed=False, cmd=res['cmd'], rc=res['rc'], elapsed=res['elapsed'], tool=tool, failures=failures,
                   devices=parsed['devices'], peer_access=parsed['peer_access'], matrices=parsed['matrices'],
                   sums=parsed.get('sums', {}), checked=checked, worst_pairs=worst, problems=parsed['problems'],
+                  malformed=parsed.get('malformed', []),
                   stdout_lines=bc.tail(res['stdout']), stderr_lines=bc.tail(res['stderr']))
     if failures:
         module.fail_json(msg='; '.join(failures), **result)

@@ -24,6 +24,9 @@ description:
   - Fails when the tool exits non-zero or times out, when no result row was parsed, or when a threshold is
     missed or its figure is missing. Messages name the rung, the HCA and port, the figure against the threshold
     and the command line. Never reports C(changed).
+  - An output that is cut off or garbled is never accepted, with or without thresholds - the module fails when
+    perftest's closing dashed line does not follow the result rows (RV(complete) is C(false)) or when a result
+    row could not be read under its header (RV(malformed), for example a cut row or C(-nan)).
 author:
   - gpufleet maintainers (@gpufleet)
 extends_documentation_fragment:
@@ -243,6 +246,17 @@ latency_p999_us:
   description: 99.9th percentile at RV(bytes), when printed.
   returned: when run
   type: float
+complete:
+  description: C(true) when perftest's closing dashed line followed the result rows; C(false) (a failure) for a cut output.
+  returned: when run
+  type: bool
+  version_added: 0.2.0
+malformed:
+  description: Result rows that could not be read under the table header (cut off, garbled, C(-nan)); any fails the run.
+  returned: when run
+  type: list
+  elements: str
+  version_added: 0.2.0
 problems:
   description: Error lines printed by the tool (C(Couldn't connect), C(Unable to init) ...).
   returned: when run
@@ -408,7 +422,11 @@ def main():
     summary = summarize(parsed, params['check_size'])
     if not parsed['rows']:
         failures.append('%s: no result rows parsed on %s (missing figures fail); cmd: %s' % (rung, who, res['cmd']))
+        bc.check_output(failures, rung, who, res['cmd'], malformed=parsed['malformed'])
     else:
+        bc.check_output(failures, rung, who, res['cmd'], complete=parsed['complete'],
+                        missing="perftest's closing dashed line does not follow the result rows",
+                        malformed=parsed['malformed'])
         size = '%s B' % summary['bytes']
         if latency:
             bc.check_max(failures, rung, who, 'latency at %s' % size, summary['latency_us'],
@@ -424,6 +442,7 @@ def main():
     result = dict(changed=False, cmd=res['cmd'], rc=res['rc'], elapsed=res['elapsed'], role=role, failures=failures,
                   test=parsed['test'], kind=parsed['kind'], unit=parsed['unit'], settings=parsed['settings'],
                   local=parsed['local'], remote=parsed['remote'], rows=parsed['rows'], problems=parsed['problems'],
+                  complete=parsed['complete'], malformed=parsed['malformed'],
                   warnings_printed=parsed['warnings'], stdout_lines=bc.tail(res['stdout']),
                   stderr_lines=bc.tail(res['stderr']))
     result.update(summary)

@@ -39,6 +39,7 @@ def _version_re():
 
 def test_role_regex_is_the_parsers():
     assert _load('vars/main.yml')['__rdma_stack_ofed_re'] == ofed_info._OFED_RE.pattern
+    assert _load('vars/main.yml')['__rdma_stack_ofed_names_re'] == ofed_info._KNOWN_NAME_RE.pattern
 
 
 @pytest.mark.parametrize('line, name, version', [

@@ -56,7 +56,8 @@ def test_deployment_fail_cascade_names_tests(corpus_file, tmp_path, run_module):
 def test_gpu_memory_fail_names_gpu_and_text(corpus_file, tmp_path, run_module):
     exe, dummy = make_replay(tmp_path, 'dcgmi', {'stdout': str(corpus_file('dcgmi_diag/mleng-fragment-r2-gpu-memory-fail-thermal-warning.txt'))})
     result = run_module(dcgm_diag.main, {'executable': exe, 'output_format': 'text', 'level': '2'})
-    assert result['failed'] is True and len(result['failures']) == 1
+    assert result['failed'] is True and len(result['failures']) == 2
+    assert result['complete'] is False and 'is incomplete' in result['failures'][1]  # a fragment: no closing border
     assert result['msg'].startswith('dcgm_diag: GPU Memory (no category) Fail on GPU 0: GPU 0 Thermal violations '
                                     'totaling 13.3 seconds started')
 
@@ -114,3 +115,58 @@ def test_check_mode_and_adhoc(corpus_file, tmp_path, run_module, run_adhoc):
     assert rc == 0 and res['skipped'] is True and calls(log) == []
     rc, res = run_adhoc('dcgm_diag', {'executable': exe, 'level': '2'})
     assert rc == 0 and res['failed_tests'] == [] and len(res['tests']) == 11
+
+
+def _text_run(tmp_path, run_module, text, **params):
+    exe, dummy = make_replay(tmp_path, 'dcgmi', {'stdout_text': text})
+    return exe, run_module(dcgm_diag.main, dict({'executable': exe, 'output_format': 'text', 'level': '2'}, **params))
+
+
+def test_full_text_output_is_complete(corpus_file, tmp_path, run_module):
+    exe, result = _text_run(tmp_path, run_module, corpus_file(R2_TEXT).read_text())
+    assert 'failed' not in result, result['msg']
+    assert result['complete'] is True and len(result['tests']) == 11
+
+
+def test_cut_text_output_fails(corpus_file, tmp_path, run_module):
+    """The real r2 table without its closing border (the output cut short after the last test row)."""
+    lines = corpus_file(R2_TEXT).read_text().rstrip('\n').splitlines()
+    exe, result = _text_run(tmp_path, run_module, '\n'.join(lines[:-1]) + '\n', rung='dcgm-r2')
+    assert result['failed'] is True and result['complete'] is False and result['failed_tests'] == []
+    assert result['failures'] == [
+        "dcgm-r2: output on dcgmi diag -r 2 is incomplete: the table's closing border does not follow the last test "
+        'row (cut off or garbled output is not accepted); cmd: %s diag -r 2' % exe]
+
+
+def test_text_output_cut_mid_table_fails(corpus_file, tmp_path, run_module):
+    """Cut after the Integration section: the Hardware and Stress results never came."""
+    text = corpus_file(R2_TEXT).read_text()
+    exe, result = _text_run(tmp_path, run_module, text[:text.index('+-----  Hardware')])
+    assert result['failed'] is True and len(result['failures']) == 1 and 'is incomplete' in result['msg']
+    assert [t['name'] for t in result['tests']][-1] == 'PCIe'
+
+
+def test_garbled_status_fails(corpus_file, tmp_path, run_module):
+    """A status cell of the real table garbled ('Pass' -> 'Pa?s'): an unknown word is an error, never a pass."""
+    text = corpus_file(R2_TEXT).read_text().replace('| PCIe                      | Pass - All',
+                                                    '| PCIe                      | Pa?s - All')
+    exe, result = _text_run(tmp_path, run_module, text)
+    assert result['failed'] is True and result['failed_tests'] == ['PCIe'] and result['complete'] is True
+    assert "dcgm_diag: PCIe (Integration) Error on the node: unrecognised result 'Pa?s - All'" in result['msg']
+
+
+def test_garbled_row_fails(corpus_file, tmp_path, run_module):
+    """A row of the real table that lost its leading border (a damaged line): kept as an error of its test."""
+    text = corpus_file(R2_TEXT).read_text().replace('| GPU Memory                | Pass - All',
+                                                    'GPU Memory                | Pass - All')
+    exe, result = _text_run(tmp_path, run_module, text)
+    assert result['failed'] is True and 'unreadable table row' in result['msg']
+
+
+def test_cut_json_fails(corpus_file, tmp_path, run_module):
+    """The real r2 JSON cut in the middle: not valid JSON, the run fails with the parse error."""
+    text = corpus_file(R2_JSON).read_text()
+    exe, dummy = make_replay(tmp_path, 'dcgmi', {'stdout_text': text[:len(text) // 2]})
+    result = run_module(dcgm_diag.main, {'executable': exe, 'output_format': 'json'})
+    assert result['failed'] is True and result['tests'] == [] and result['parse_error'].startswith(
+        'dcgmi diag output is not valid JSON')

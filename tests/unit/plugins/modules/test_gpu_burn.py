@@ -101,3 +101,63 @@ def test_adhoc(corpus_file, tmp_path, run_adhoc):
     exe, dummy = make_replay(tmp_path, 'gpu_burn', {'stdout': str(corpus_file(FAULTY))})
     rc, res = run_adhoc('gpu_burn', {'executable': exe, 'rung': 'burn'})
     assert rc == 2 and 'burn: GPU 0 (Tesla T4' in res['msg'] and res['faulty'] == [0]
+
+
+TOOLS_HAND = FIXTURES.parents[1] / 'fixtures' / 'hand_made' / 'gpu_burn'
+
+
+def test_full_output_passes_without_thresholds(corpus_file, tmp_path, run_module):
+    exe, dummy = make_replay(tmp_path, 'gpu_burn', {'stdout': str(corpus_file(OK))})
+    result = run_module(gpu_burn.main, {'executable': exe})
+    assert 'failed' not in result, result['msg']
+    assert len(result['devices']) == 8 and result['tested'] == 8
+
+
+def test_verdict_block_cut_fails(corpus_file, tmp_path, run_module):
+    """The real 8-GPU run cut after the third verdict line: 'Tested 8 GPUs' but five verdicts missing."""
+    text = corpus_file(OK).read_text()
+    text = text[:text.index('\tGPU 3: OK')]
+    exe, dummy = make_replay(tmp_path, 'gpu_burn', {'stdout_text': text})
+    result = run_module(gpu_burn.main, {'executable': exe})
+    assert result['failed'] is True
+    assert result['failures'][0].startswith('gpu_burn: "Tested 8 GPUs" but 3 verdict line(s) read (verdict block cut '
+                                            'off or garbled; an incomplete output is not accepted)')
+    assert 'GPU 7 (NVIDIA A100-SXM4-80GB' in result['msg'] and 'has no verdict' in result['msg']
+
+
+def test_garbled_progress_cell_fails_without_thresholds(corpus_file, tmp_path, run_module):
+    """The real run with GPU 4's Gflop/s in the last progress record garbled: its figure is missing, the run fails."""
+    text = corpus_file(OK).read_text()
+    last = text.rindex('4522 (16890 Gflop/s)')
+    text = text[:last] + '4522 (168?0 Gflop/s)' + text[last + len('4522 (16890 Gflop/s)'):]
+    exe, dummy = make_replay(tmp_path, 'gpu_burn', {'stdout_text': text})
+    result = run_module(gpu_burn.main, {'executable': exe})
+    assert result['failed'] is True and len(result['failures']) == 1
+    assert result['failures'][0].startswith('gpu_burn: GPU 4 (NVIDIA A100-SXM4-80GB, ')
+    assert 'has no readable Gflop/s in the last progress record (garbled or cut off' in result['msg']
+
+
+def test_no_progress_record_fails(corpus_file, tmp_path, run_module):
+    """The real run with every progress record removed: verdicts alone carry no figure."""
+    lines = [line for line in corpus_file(OK).read_text().replace('\r', '\n').splitlines() if "proc'd" not in line]
+    exe, dummy = make_replay(tmp_path, 'gpu_burn', {'stdout_text': '\n'.join(lines) + '\n'})
+    result = run_module(gpu_burn.main, {'executable': exe})
+    assert result['failed'] is True and result['progress_records'] == 0
+    assert result['failures'] == ['gpu_burn: no progress record printed (no Gflop/s or error count figure; missing '
+                                  'figures fail); cmd: %s 60' % exe]
+
+
+def test_fewer_gpus_burned_than_listed(tmp_path, run_module, monkeypatch):
+    """HANDMADE `gpu_burn -i 2` output (8 GPUs in the banner, one burned): fine with -i, a failure without it."""
+    monkeypatch.delenv('CUDA_VISIBLE_DEVICES', raising=False)
+    text = (TOOLS_HAND / 'gpu-burn-i2-power-8gpu-node-HANDMADE.txt').read_text()
+    exe, dummy = make_replay(tmp_path, 'gpu_burn', {'stdout_text': text})
+    ok = run_module(gpu_burn.main, {'executable': exe, 'args': ['-i', '2'], 'duration': 30})
+    assert 'failed' not in ok, ok['msg']
+    assert [g['index'] for g in ok['gpus']] == [2] and len(ok['devices']) == 8
+    bad = run_module(gpu_burn.main, {'executable': exe, 'duration': 30})
+    assert bad['failed'] is True and bad['failures'] == [
+        'gpu_burn: nvidia-smi lists 8 GPUs but gpu-burn burned 1 (GPU 0, GPU 1, GPU 3, GPU 4, GPU 5, GPU 6, GPU 7 not '
+        'burned; no -i or CUDA_VISIBLE_DEVICES chose them); cmd: %s 30' % exe]
+    monkeypatch.setenv('CUDA_VISIBLE_DEVICES', '2')
+    assert 'failed' not in run_module(gpu_burn.main, {'executable': exe, 'duration': 30})

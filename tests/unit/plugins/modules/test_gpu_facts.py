@@ -1,4 +1,6 @@
 # -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """gpu_facts module with a stand-in ``nvidia-smi`` that prints recorded outputs from the corpus."""
 
 from __future__ import annotations
@@ -102,10 +104,25 @@ def test_failing_nvidia_smi_fails_with_text_and_command(tmp_path, run_module, me
     assert result['rc'] == rc
 
 
+# HAND_MADE stand-in (no recording in the corpus): "No devices were found" is what nvidia-smi prints when the
+# driver is loaded but sees no GPU, with a non-zero exit (6 here); rc 0 covers a wrapper that drops the exit code.
+@pytest.mark.parametrize('rc', [6, 0])
+def test_no_devices_is_a_clear_failure_hand_made(tmp_path, run_module, rc):
+    exe = fake_smi(tmp_path, q_text='No devices were found', q_rc=rc)
+    result = run_module(gpu_facts.main, {'executable': str(exe)})
+    assert result['failed'] is True and result['reason'] == 'no_devices' and result['rc'] == rc
+    assert result['msg'] == (
+        '%s -q -x: nvidia-smi found no GPU ("No devices were found", rc=%d): the NVIDIA driver answers but no GPU is '
+        'visible - a GPU fallen off the bus (see dmesg for Xid 79), a GPU not passed through, or one bound to another '
+        'driver' % (exe, rc))
+    assert 'not XML' not in result['msg']
+
+
 def test_garbage_output_fails(tmp_path, run_module):
     exe = fake_smi(tmp_path, q_text='this is not xml')
     result = run_module(gpu_facts.main, {'executable': str(exe)})
     assert result['failed'] is True and 'not XML' in result['msg'] and '-q -x' in result['msg']
+    assert 'reason' not in result
 
 
 def test_adhoc_end_to_end_check_mode(corpus, corpus_file, tmp_path, run_adhoc):

@@ -12,6 +12,7 @@ from ansible_collections.gpufleet.cluster.plugins.modules import nccl_bench
 
 FIXTURES = Path(__file__).resolve().parents[2] / 'fixtures'
 HAND = FIXTURES / 'hand_made'
+TOOLS_HAND = FIXTURES.parents[1] / 'fixtures' / 'hand_made' / 'nccl_tests'
 REPO = FIXTURES.parents[2]
 sys.path.insert(0, str(FIXTURES / 'replay'))
 from replay import calls, make_replay, run_playbook  # noqa: E402  pylint: disable=wrong-import-position
@@ -111,6 +112,8 @@ def test_srun_passes_env_through_environment(corpus_file, tmp_path, run_module):
         'launcher': 'srun', 'launcher_executable': srun, 'hosts': ['p4de-1', 'p4de-2'],
         'env': {'NCCL_IB_HCA': 'mlx5'}, 'min_busbw': 80, 'rung': 'nccl-2node'})
     assert result['failed'] is True  # 78.33 < 80, figure computed avg since the excerpt has no Avg line
+    assert result['complete'] is False and 'output on hosts p4de-1,p4de-2 (no rank lines) NCCL_IB_HCA=mlx5 is ' \
+        'incomplete: no "# Out of bounds values" or "# Avg bus bandwidth" line after the last row' in result['msg']
     assert result['avg_busbw_source'] == 'computed' and result['busbw_at_check'] == 78.33
     assert 'nccl-2node (all_reduce_perf): busbw at 2147483648 B on hosts p4de-1,p4de-2 (no rank lines) ' \
            'NCCL_IB_HCA=mlx5 = 78.33 GB/s < threshold 80.00 GB/s' in result['msg']
@@ -164,3 +167,71 @@ def test_playbook_check_mode(corpus_file, tmp_path, run_adhoc):  # run_adhoc: sk
     rc, res = run_playbook(REPO, 'nccl_bench', {'executable': exe, 'min_busbw': 200}, check=True, tmpdir=tmp_path)
     assert rc == 0 and res['skipped'] is True and res['changed'] is False
     assert res['msg'] == 'skipped: check mode, all_reduce_perf not run' and calls(log) == []
+
+
+def _without_closing_lines(text):
+    return '\n'.join(line for line in text.splitlines()
+                     if not line.startswith(('# Out of bounds', '# Avg bus bandwidth'))) + '\n'
+
+
+def test_full_output_is_complete(corpus_file, tmp_path, run_module):
+    exe, dummy = make_replay(tmp_path, 'all_reduce_perf', {'stdout': str(corpus_file(ALLREDUCE))})
+    result = run_module(nccl_bench.main, {'executable': exe})
+    assert 'failed' not in result, result['msg']
+    assert result['complete'] is True and result['malformed'] == [] and result['error_exceeded'] == []
+    assert result['avg_busbw_status'] is None
+
+
+def test_cut_output_fails_without_thresholds(corpus_file, tmp_path, run_module):
+    """The real all-reduce run with its closing lines removed: every row reads, no threshold is set, still a failure."""
+    text = _without_closing_lines(corpus_file(ALLREDUCE).read_text())
+    exe, dummy = make_replay(tmp_path, 'all_reduce_perf', {'stdout_text': text})
+    result = run_module(nccl_bench.main, {'executable': exe, 'rung': 'nccl-node'})
+    assert result['failed'] is True and result['complete'] is False and len(result['rows']) == 34
+    assert result['failures'] == [
+        'nccl-node (all_reduce_perf): output on 8 ranks/8 GPUs on localhost (A100-SXM4-40GB) is incomplete: no '
+        '"# Out of bounds values" or "# Avg bus bandwidth" line after the last row (cut off or garbled output is not '
+        'accepted); cmd: %s -b 8 -e 8G -f 2 -g 1 -c 1' % exe]
+
+
+def test_output_cut_mid_table_fails(corpus_file, tmp_path, run_module):
+    """Cut after the 1 MiB row (a run killed half way): the rows read so far are returned, the run fails."""
+    lines = corpus_file(ALLREDUCE).read_text().splitlines()
+    cut = next(i for i, line in enumerate(lines) if line.split()[:1] == ['1048576'])
+    exe, dummy = make_replay(tmp_path, 'all_reduce_perf', {'stdout_text': '\n'.join(lines[:cut + 1]) + '\n'})
+    result = run_module(nccl_bench.main, {'executable': exe, 'min_busbw': 10, 'check_size': '1M'})
+    assert result['failed'] is True and result['busbw_at_check'] == 24.54 and result['complete'] is False
+    assert len(result['failures']) == 1 and 'is incomplete' in result['msg']
+
+
+def test_garbled_row_fails_without_thresholds(corpus_file, tmp_path, run_module):
+    """One figure of the 1 MiB row of the real run garbled (a byte flipped in transfer): not accepted."""
+    text = corpus_file(ALLREDUCE).read_text()
+    row = next(line for line in text.splitlines() if line.split()[:1] == ['1048576'])
+    text = text.replace(row, row.replace('14.02', '14.0?'))
+    exe, dummy = make_replay(tmp_path, 'all_reduce_perf', {'stdout_text': text})
+    result = run_module(nccl_bench.main, {'executable': exe})
+    assert result['failed'] is True and result['complete'] is True and len(result['rows']) == 33
+    assert result['malformed'] == [row.replace('14.02', '14.0?').strip()]
+    assert '1 malformed row(s) on 8 ranks/8 GPUs on localhost (A100-SXM4-40GB): \'1048576' in result['msg']
+    assert 'garbled output is not accepted' in result['msg'] and len(result['failures']) == 1
+
+
+def test_old_layout_error_asterisk_fails(tmp_path, run_module):
+    exe, dummy = make_replay(tmp_path, 'all_reduce_perf',
+                             {'stdout': str(TOOLS_HAND / 'nccl-allreduce-oldformat-error-asterisk-HANDMADE.txt')})
+    result = run_module(nccl_bench.main, {'executable': exe})
+    assert result['failed'] is True and result['error_exceeded'] and result['complete'] is True
+    assert "error above the tool's threshold (flagged *) at sizes %d" % result['error_exceeded'][0] in result['msg']
+    assert '#wrong > 0' not in result['msg']  # the old layout has no #wrong column
+
+
+def test_avg_busbw_failed_status_fails(corpus_file, tmp_path, run_module):
+    """HANDMADE variant of the real run: rccl-tests append FAILED to the Avg line when NCCL_TESTS_MIN_BW is not met
+    (ROCm/rccl-tests src/common.cu); the superbench recording is from nccl-tests, which prints no status."""
+    text = corpus_file(ALLREDUCE).read_text().replace('# Avg bus bandwidth    : 68.4048',
+                                                      '# Avg bus bandwidth    : 68.4048 FAILED')
+    exe, dummy = make_replay(tmp_path, 'all_reduce_perf', {'stdout_text': text})
+    result = run_module(nccl_bench.main, {'executable': exe})
+    assert result['failed'] is True and result['avg_busbw_status'] == 'FAILED'
+    assert result['failures'][0].startswith('nccl (all_reduce_perf): Avg bus bandwidth 68.4048 FAILED (the tool')

@@ -17,15 +17,22 @@ sys.path.insert(0, str(FIXTURES / 'replay'))
 from replay import calls, make_replay, run_playbook  # noqa: E402  pylint: disable=wrong-import-position
 
 NVB = HAND / 'nvbandwidth-4xH100-d2d-HANDMADE.txt'
+P2P_READ = FIXTURES.parents[1] / 'fixtures' / 'hand_made' / 'p2p_bandwidth' / 'p2pBandwidthLatencyTest-2xH100-p2p_read-HANDMADE.txt'
+KINGHORN = 'p2p_bandwidth/kinghorn-2xRTX4090-p2p-disabled-525.txt'
 
 
-def test_gb200_pass(corpus_file, tmp_path, run_module):
+def test_gb200_excerpt_is_read_but_not_accepted(corpus_file, tmp_path, run_module):
+    """The GB200 recording is an excerpt (one matrix of a published run): every pair reads and meets the
+    threshold, but the matrices every run prints after it are absent, so the run is not accepted."""
     exe, dummy = make_replay(tmp_path, 'p2pBandwidthLatencyTest',
                              {'stdout': str(corpus_file('p2p_bandwidth/mleng-4xGB200-unidir-p2p-writes-matrix.txt'))})
     result = run_module(p2p_bandwidth.main, {'executable': exe, 'min_gbps': 700, 'expected_gpus': 4})
-    assert 'failed' not in result, result['msg']
     assert result['worst_pairs'] == {'unidirectional_p2p_enabled': {'pair': 'GPU 1 -> GPU 0', 'value': 743.89}}
     assert result['checked'] == {'unidirectional_p2p_enabled': 'uni'}
+    assert result['failed'] is True and result['failures'] == [
+        'p2p (p2pBandwidthLatencyTest): output is incomplete: unidirectional_p2p_disabled, bidirectional_p2p_disabled, '
+        'bidirectional_p2p_enabled, latency_p2p_disabled, latency_p2p_enabled not printed (cut off or garbled output '
+        'is not accepted); cmd: %s' % exe]
 
 
 def test_slow_pair_is_named(corpus_file, tmp_path, run_module):
@@ -33,9 +40,10 @@ def test_slow_pair_is_named(corpus_file, tmp_path, run_module):
                              {'stdout': str(corpus_file('p2p_bandwidth/mleng-4xGB200-unidir-p2p-writes-matrix.txt'))})
     result = run_module(p2p_bandwidth.main, {'executable': exe, 'min_gbps': 745, 'rung': 'p2p-node'})
     assert result['failed'] is True
-    assert result['msg'] == (
+    assert result['failures'][0] == (
         'p2p-node (p2pBandwidthLatencyTest): Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s): '
         'GPU 1 -> GPU 0 = 743.89 GB/s, GPU 3 -> GPU 0 = 744.82 GB/s < threshold 745.00 GB/s; cmd: %s' % exe)
+    assert 'output is incomplete' in result['failures'][1] and len(result['failures']) == 2  # an excerpt
 
 
 def test_missing_row_fails(corpus_file, tmp_path, run_module):
@@ -99,3 +107,83 @@ def test_check_mode_and_adhoc(tmp_path, run_module, run_adhoc):
     assert rc == 0 and res['skipped'] is True and calls(log) == []
     rc, res = run_adhoc('p2p_bandwidth', {'tool': 'nvbandwidth', 'executable': exe, 'min_gbps': 100, 'rung': 'p2p-x'})
     assert rc == 2 and 'p2p-x (nvbandwidth): memcpy CE GPU(row) <- GPU(column)' in res['msg']
+
+
+def _run_text(tmp_path, run_module, text, **params):
+    exe, dummy = make_replay(tmp_path, 'p2pBandwidthLatencyTest', {'stdout_text': text})
+    params.setdefault('require_p2p', False)
+    return exe, run_module(p2p_bandwidth.main, dict(params, executable=exe))
+
+
+def test_full_output_passes_without_thresholds(corpus_file, tmp_path, run_module):
+    exe, result = _run_text(tmp_path, run_module, corpus_file(KINGHORN).read_text())
+    assert 'failed' not in result, result['msg']
+    assert result['malformed'] == [] and len(result['matrices']) == 9
+
+
+def test_cut_output_fails_without_thresholds(corpus_file, tmp_path, run_module):
+    """The real 2-GPU run cut before its last matrix (P2P=Enabled latency) and the closing NOTE."""
+    text = corpus_file(KINGHORN).read_text()
+    exe, result = _run_text(tmp_path, run_module, text[:text.index('P2P=Enabled Latency')])
+    assert result['failed'] is True and result['failures'] == [
+        'p2p (p2pBandwidthLatencyTest): output is incomplete: latency_p2p_enabled, latency_p2p_enabled_cpu not printed '
+        '(cut off or garbled output is not accepted); cmd: %s' % exe]
+
+
+def test_output_cut_inside_the_last_matrix_fails(corpus_file, tmp_path, run_module):
+    """Cut after the first row of the CPU half of the last matrix: its GPU 1 row is missing."""
+    text = corpus_file(KINGHORN).read_text()
+    exe, result = _run_text(tmp_path, run_module, text[:text.index('     1   5.49   1.78')])
+    assert result['failed'] is True and result['failures'] == [
+        'p2p (p2pBandwidthLatencyTest): P2P=Enabled Latency (P2P Writes) Matrix (us) CPU is missing figures for '
+        '1 pair(s): GPU 1 -> GPU 0; cmd: %s' % exe]
+
+
+def test_garbled_row_fails_without_thresholds(corpus_file, tmp_path, run_module):
+    """A figure of the real bidirectional P2P=Disabled matrix garbled: that row is malformed, the run fails."""
+    text = corpus_file(KINGHORN).read_text().replace('     0 918.25  30.92', '     0 918.25  3O.92')
+    exe, result = _run_text(tmp_path, run_module, text)
+    assert result['failed'] is True and result['malformed'] == ['0 918.25  3O.92']
+    assert "1 malformed row(s) on the GPU matrices: '0 918.25  3O.92' (garbled output is not accepted)" in result['msg']
+
+
+def test_p2p_reads_matrices_are_checked(tmp_path, run_module):
+    """HANDMADE --p2p_read run: GPU 1 -> GPU 0 reads are slow (51.30 GB/s) while the writes are fine."""
+    exe, ok = _run_text(tmp_path, run_module, P2P_READ.read_text(), min_gbps=50, max_latency_us=3.5)
+    assert 'failed' not in ok, ok['msg']
+    assert ok['checked'] == {'unidirectional_p2p_enabled': 'uni', 'bidirectional_p2p_enabled': 'bidir',
+                             'latency_p2p_enabled': 'latency', 'unidirectional_p2p_enabled_reads': 'uni',
+                             'latency_p2p_enabled_reads': 'latency'}
+    assert ok['worst_pairs']['unidirectional_p2p_enabled_reads'] == {'pair': 'GPU 1 -> GPU 0', 'value': 51.3}
+    exe, bad = _run_text(tmp_path, run_module, P2P_READ.read_text(), min_gbps=300, max_latency_us=3.05)
+    assert bad['failed'] is True and len(bad['failures']) == 2
+    assert bad['failures'][0].startswith('p2p (p2pBandwidthLatencyTest): P2P=Enabled Latency (P2P Reads) Matrix (us): '
+                                         'GPU 1 -> GPU 0 = 3.06 us > threshold 3.05 us')
+    assert bad['failures'][1].startswith('p2p (p2pBandwidthLatencyTest): Unidirectional P2P=Enabled Bandwidth (P2P '
+                                         'Reads) Matrix (GB/s): GPU 1 -> GPU 0 = 51.30 GB/s < threshold 300.00 GB/s')
+
+
+def test_p2p_reads_cut_before_read_latency_fails(tmp_path, run_module):
+    """The HANDMADE --p2p_read run cut before its reads latency matrix: the writes are whole, the run is not."""
+    text = P2P_READ.read_text()
+    exe, result = _run_text(tmp_path, run_module, text[:text.index('P2P=Enabled Latency (P2P Reads)')])
+    assert result['failed'] is True and result['failures'] == [
+        'p2p (p2pBandwidthLatencyTest): output is incomplete: latency_p2p_enabled_reads, latency_p2p_enabled_reads_cpu '
+        'not printed (cut off or garbled output is not accepted); cmd: %s' % exe]
+
+
+def test_nvbandwidth_requested_testcase_missing_fails(tmp_path, run_module):
+    exe, dummy = make_replay(tmp_path, 'nvbandwidth', {'stdout': str(NVB)})
+    result = run_module(p2p_bandwidth.main, {'tool': 'nvbandwidth', 'executable': exe,
+                                             'testcases': ['device_to_device_memcpy_write_ce', 'all_to_host_memcpy_ce']})
+    assert result['failed'] is True and result['failures'] == [
+        'p2p (nvbandwidth): output is incomplete: all_to_host_memcpy_ce not printed (cut off or garbled output is not '
+        'accepted); cmd: %s -t device_to_device_memcpy_write_ce -t all_to_host_memcpy_ce' % exe]
+
+
+def test_p2p_read_asked_but_reads_matrices_absent_fails(corpus_file, tmp_path, run_module):
+    """--p2p_read was passed but the output (the whole real run of a sample without it) has no (P2P Reads) matrix."""
+    exe, result = _run_text(tmp_path, run_module, corpus_file(KINGHORN).read_text(), args=['--p2p_read'])
+    assert result['failed'] is True and result['failures'] == [
+        'p2p (p2pBandwidthLatencyTest): output is incomplete: unidirectional_p2p_enabled_reads, latency_p2p_enabled_reads, '
+        'latency_p2p_enabled_reads_cpu not printed (cut off or garbled output is not accepted); cmd: %s --p2p_read' % exe]

@@ -118,3 +118,58 @@ def test_check_mode_and_playbook(corpus_file, tmp_path, run_module, run_adhoc):
     assert rc == 0 and res['skipped'] is True and calls(log) == []
     rc, res = run_adhoc('rdma_bw', {'executable': exe, 'role': 'client', 'server': 'x', 'min_gbps': 250, 'rung': 'rdma-r'})
     assert rc == 2 and 'rdma-r (ib_write_bw): average bandwidth at 8388608 B on HCA ib0 port 1' in res['msg']
+
+
+def _cut(text):
+    """The recorded output without perftest's closing dashed line (the lines after the last result row)."""
+    lines = text.rstrip('\n').splitlines()
+    while lines and (not lines[-1].strip() or lines[-1].strip().startswith('---')):
+        lines.pop()
+    return '\n'.join(lines) + '\n'
+
+
+def test_full_output_is_complete(corpus_file, tmp_path, run_module):
+    exe, dummy = make_replay(tmp_path, 'ib_read_bw', {'stdout': str(corpus_file(GBITS))})
+    result = run_module(rdma_bw.main, {'executable': exe, 'role': 'client', 'server': 'gpu002'})
+    assert 'failed' not in result, result['msg']
+    assert result['complete'] is True and result['malformed'] == []
+
+
+def test_cut_output_fails_without_thresholds(corpus_file, tmp_path, run_module):
+    """The real client run with the closing dashed line removed (a run cut short): no threshold set, still fails."""
+    exe, dummy = make_replay(tmp_path, 'ib_read_bw', {'stdout_text': _cut(corpus_file(GBITS).read_text())})
+    result = run_module(rdma_bw.main, {'executable': exe, 'role': 'client', 'server': 'gpu002', 'rung': 'rdma-pair'})
+    assert result['failed'] is True and result['complete'] is False and result['avg_gbps'] == 328.61
+    assert result['failures'] == [
+        "rdma-pair (ib_read_bw): output on HCA mlx5_0 port 1 (IB, server gpu002) is incomplete: perftest's closing "
+        'dashed line does not follow the result rows (cut off or garbled output is not accepted); '
+        'cmd: %s -i 1 --report_gbits gpu002' % exe]
+
+
+def test_cut_loopback_output_fails(corpus_file, tmp_path, run_module):
+    exe, dummy = make_replay(tmp_path, 'ib_write_bw', [
+        {'if_arg': '127.0.0.1', 'stdout_text': _cut(corpus_file(LOOP8M).read_text())},
+        {'stdout_text': WAITING, 'sleep_after': 0.3}])
+    result = run_module(rdma_bw.main, {'executable': exe, 'server_start_delay': 0.2, 'min_gbps': 1})
+    assert result['failed'] is True and result['complete'] is False and 'is incomplete' in result['msg']
+
+
+def test_garbled_row_fails_without_thresholds(corpus_file, tmp_path, run_module):
+    """The real row with its average bandwidth garbled: the figure is never half-read, the run fails."""
+    text = corpus_file(GBITS).read_text().replace('328.61', '328.6l')
+    exe, dummy = make_replay(tmp_path, 'ib_read_bw', {'stdout_text': text})
+    result = run_module(rdma_bw.main, {'executable': exe, 'role': 'client', 'server': 'gpu002'})
+    assert result['failed'] is True and result['rows'] == [] and len(result['malformed']) == 1
+    assert 'no result rows parsed' in result['failures'][0]
+    assert "1 malformed row(s) on HCA mlx5_0 port 1 (IB, server gpu002): '65536" in result['failures'][1]
+
+
+def test_garbled_row_next_to_good_rows_fails(corpus_file, tmp_path, run_module):
+    """All-sizes loopback run with one row cut short in the middle of the table: the other rows read, the run fails."""
+    text = corpus_file('perftest/superbench-ib_write_bw-loopback-all-sizes.txt').read_text()
+    row = next(line for line in text.splitlines() if line.split()[:1] == ['65536'])
+    text = text.replace(row, ' '.join(row.split()[:3]))
+    exe, dummy = make_replay(tmp_path, 'ib_write_bw', {'stdout_text': text})
+    result = run_module(rdma_bw.main, {'executable': exe, 'role': 'server', 'all_sizes': True})
+    assert result['failed'] is True and len(result['rows']) == 22 and result['complete'] is True
+    assert result['malformed'] == [' '.join(row.split()[:3])] and len(result['failures']) == 1
