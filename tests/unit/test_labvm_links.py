@@ -104,3 +104,12 @@ def test_up_wires_three_nics_to_the_same_peer_with_per_wire_speed(labvm, monkeyp
     assert [x.rsplit(':', 1)[1] for x in listens] == [x.rsplit(':', 1)[1] for x in connects]
     with pytest.raises(SystemExit):
         labvm.up_vm('vmt-c', 1024, ['vmt-b:fast'])
+
+
+def test_numa_splits_cpus_and_memory_and_adds_the_node1_bridge(labvm):
+    argv = labvm.numa_argv(4, 1024)
+    assert argv[:4] == ['-object', 'memory-backend-ram,id=numa0,size=512M', '-numa', 'node,nodeid=0,cpus=0-1,memdev=numa0']
+    assert argv[4:8] == ['-object', 'memory-backend-ram,id=numa1,size=512M', '-numa', 'node,nodeid=1,cpus=2-3,memdev=numa1']
+    assert argv[8:] == ['-device', 'pxb-pcie,id=pxb1,bus_nr=64,numa_node=1,bus=pcie.0,addr=0x10']
+    odd = labvm.numa_argv(2, 1023)
+    assert 'size=511M' in odd[1] and 'size=512M' in odd[5] and 'cpus=0-0' in odd[3] and 'cpus=1-1' in odd[7]
