@@ -1,5 +1,5 @@
-# Copyright: (c) 2026, gpufleet maintainers
-# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """VM tier: where the IRQs of the given netdevs really are, read from the VM's own kernel.
 
 Prints one JSON object: per interface, its PCI function, the function's NUMA node, that node's CPUs
