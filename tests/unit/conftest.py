@@ -156,3 +156,68 @@ def run_adhoc():
         return proc.returncode, json.loads(body)
 
     return _run
+
+
+def _damaged(text, seed=0, none=False):
+    """Cut and garbled copies of ``text`` (deterministic): cut at fractions of its length and at line
+    boundaries, 40 copies with three lines each truncated, replaced by noise, deleted or with digits
+    turned into 'x'/'N/A', then empty, blank, garbage and binary inputs (and ``None`` with ``none``)."""
+    import random
+    lines = text.splitlines(True)
+    out = [text[:int(len(text) * f)] for f in (0.1, 0.25, 0.5, 0.75, 0.9, 0.99)]
+    out += [''.join(lines[:i]) for i in range(0, len(lines), max(1, len(lines) // 20))]
+    rnd = random.Random(seed)
+    for dummy in range(40):
+        ls = list(lines)
+        for dummy2 in range(3):
+            if not ls:
+                break
+            i = rnd.randrange(len(ls))
+            op = rnd.randrange(4)
+            if op == 0:
+                ls[i] = ls[i][:rnd.randrange(len(ls[i]) + 1)] + '\n'
+            elif op == 1:
+                ls[i] = ''.join(rnd.choice('xz:09 \t()[],=N/A-') for dummy3 in ls[i]) + '\n'
+            elif op == 2:
+                del ls[i]
+            else:
+                ls[i] = ls[i].replace('0', 'x').replace('1', 'N/A')
+        out.append(''.join(ls))
+    return out + ['', '\n', 'garbage\n', '\x00\xff\n'] + ([None] if none else [])
+
+
+@pytest.fixture
+def damaged():
+    """``damaged(text, seed=0, none=False)`` -> list of cut and garbled copies, for parser robustness tests."""
+    return _damaged
+
+
+GARBAGE_TOKENS = ('#', '|', '?', 'x', ':', '(', '\u00b2', '--')  # none of them is a number or a status word
+
+
+def _damaged_tokens(text, seed=0):
+    """(kind, text) variants: cut at 7 points inside the text, lines shuffled, one token in ~30% of the lines
+    replaced by garbage (3 seeds each)."""
+    import random
+    rnd = random.Random(seed)
+    out = [('cut', text[:len(text) * k // 8]) for k in range(1, 8)]
+    lines = text.splitlines()
+    for dummy in range(3):
+        shuffled = list(lines)
+        rnd.shuffle(shuffled)
+        out.append(('shuffled', '\n'.join(shuffled)))
+        garbled = []
+        for line in lines:
+            tokens = line.split(' ')
+            if tokens and rnd.random() < 0.3:
+                tokens[rnd.randrange(len(tokens))] = rnd.choice(GARBAGE_TOKENS)
+            garbled.append(' '.join(tokens))
+        out.append(('garbled', '\n'.join(garbled)))
+    return out
+
+
+@pytest.fixture
+def damaged_tokens():
+    """``damaged_tokens(text, seed=0)`` -> [(kind, text)] cut, shuffled and token-garbled copies, for the
+    benchmark parsers' robustness tests."""
+    return _damaged_tokens

@@ -132,33 +132,7 @@ def test_cut_pfc_row_is_unknown():
     assert "pfc" not in dcb.parse_pfc(json.dumps({"prio_pfc": [False, True]}))
 
 
-def _damaged(text, seed=0):
-    """Cut and garbled copies of ``text`` (deterministic)."""
-    import random
-    lines = text.splitlines(True)
-    out = [text[:int(len(text) * f)] for f in (0.1, 0.25, 0.5, 0.75, 0.9, 0.99)]
-    out += [''.join(lines[:i]) for i in range(0, len(lines), max(1, len(lines) // 20))]
-    rnd = random.Random(seed)
-    for dummy in range(40):
-        ls = list(lines)
-        for dummy2 in range(3):
-            if not ls:
-                break
-            i = rnd.randrange(len(ls))
-            op = rnd.randrange(4)
-            if op == 0:
-                ls[i] = ls[i][:rnd.randrange(len(ls[i]) + 1)] + '\n'
-            elif op == 1:
-                ls[i] = ''.join(rnd.choice('xz:09 \t()[],=N/A-') for dummy3 in ls[i]) + '\n'
-            elif op == 2:
-                del ls[i]
-            else:
-                ls[i] = ls[i].replace('0', 'x').replace('1', 'N/A')
-        out.append(''.join(ls))
-    return out + ['', '\n', 'garbage\n', '\x00\xff\n', None]
-
-
-def test_damaged_outputs_never_crash(corpus):
+def test_damaged_outputs_never_crash(corpus, damaged):
     """Every dcb recording, and JSON documents cut and with wrong value types: dicts back, never an
     exception; pfc/tc lists have their full length or are absent."""
     texts = [p.read_text() for p in sorted((corpus / "mlnx_qos").glob("dcb-*.txt"))]
@@ -174,7 +148,7 @@ def test_damaged_outputs_never_crash(corpus):
             for wrong in (None, "x", {"a": 1}, [None], [["x"]], 1.5, True):
                 texts.append(json.dumps(dict(doc, **{key: wrong})))
     for text in texts:
-        for variant in _damaged(text) if not text.startswith("{") else [text]:
+        for variant in damaged(text, none=True) if not text.startswith("{") else [text]:
             pfc = dcb.parse_pfc(variant)
             assert "pfc" not in pfc or len(pfc["pfc"]) == 8
             ets = dcb.parse_ets(variant)

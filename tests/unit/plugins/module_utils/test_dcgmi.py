@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pytest
@@ -197,28 +196,6 @@ def test_json_of_unexpected_shape_raises_the_documented_error(doc):
 
 # ---- robustness: every recorded output cut, shuffled and garbled ----
 
-GARBAGE = ('#', '|', '?', 'x', ':', '(', '\u00b2', '--')  # none of them is a number or a status word
-
-
-def damaged(text, seed=0):
-    """(kind, text) variants: cut at 7 points inside the text, lines shuffled, one token in ~30% of the lines
-    replaced by garbage (3 seeds each)."""
-    rnd = random.Random(seed)
-    out = [('cut', text[:len(text) * k // 8]) for k in range(1, 8)]
-    lines = text.splitlines()
-    for dummy in range(3):
-        shuffled = list(lines)
-        rnd.shuffle(shuffled)
-        out.append(('shuffled', '\n'.join(shuffled)))
-        garbled = []
-        for line in lines:
-            tokens = line.split(' ')
-            if tokens and rnd.random() < 0.3:
-                tokens[rnd.randrange(len(tokens))] = rnd.choice(GARBAGE)
-            garbled.append(' '.join(tokens))
-        out.append(('garbled', '\n'.join(garbled)))
-    return out
-
 
 def overall(parsed):
     """Worst status of the run; a test without a status counts as Fail; no test at all is a Fail too."""
@@ -232,13 +209,13 @@ DIAG_FILES = ['aws-p4de-8xA100-r2-dcgm333.txt', 'deepops-dcgm1x-deployment-fail-
 
 
 @pytest.mark.parametrize('name', DIAG_FILES)
-def test_cut_shuffled_garbled_never_pass_silently(name, corpus_file):
+def test_cut_shuffled_garbled_never_pass_silently(name, corpus_file, damaged_tokens):
     text = corpus_file('dcgmi_diag/' + name).read_text()
     try:
         orig = overall(dcgmi.parse(text))
     except dcgmi.DcgmiParseError:
         orig = 'Fail'
-    for kind, bad in damaged(text):
+    for kind, bad in damaged_tokens(text):
         try:
             parsed = dcgmi.parse(bad)
         except dcgmi.DcgmiParseError:  # the documented error (JSON): a clear failure

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
@@ -108,35 +107,13 @@ def test_garbled_cell_keeps_the_other_gpus_in_place():
 
 # ---- robustness: every recorded output cut, shuffled and garbled ----
 
-GARBAGE = ('#', '|', '?', 'x', ':', '(', '\u00b2', '--')  # none of them is a number
-
-
-def damaged(text, seed=0):
-    """(kind, text) variants: cut at 7 points inside the text, lines shuffled, one token in ~30% of the lines
-    replaced by garbage (3 seeds each)."""
-    rnd = random.Random(seed)
-    out = [('cut', text[:len(text) * k // 8]) for k in range(1, 8)]
-    lines = text.splitlines()
-    for dummy in range(3):
-        shuffled = list(lines)
-        rnd.shuffle(shuffled)
-        out.append(('shuffled', '\n'.join(shuffled)))
-        garbled = []
-        for line in lines:
-            tokens = line.split(' ')
-            if tokens and rnd.random() < 0.3:
-                tokens[rnd.randrange(len(tokens))] = rnd.choice(GARBAGE)
-            garbled.append(' '.join(tokens))
-        out.append(('garbled', '\n'.join(garbled)))
-    return out
-
 
 @pytest.mark.parametrize('name', ['blog-T4-faulty-warning-errors.txt', 'superbench-8xA100-80GB-ok.txt'])
-def test_cut_shuffled_garbled_never_pass_silently(name, corpus_file):
+def test_cut_shuffled_garbled_never_pass_silently(name, corpus_file, damaged_tokens):
     text = corpus_file('gpu_burn/' + name).read_text()
     orig = gpu_burn.parse(text)
     verdicts = {g['index']: g['verdict'] for g in orig['gpus']}
-    for kind, bad in damaged(text):
+    for kind, bad in damaged_tokens(text):
         parsed = gpu_burn.parse(bad)  # never raises
         assert len(parsed['gpus']) <= len(orig['gpus']), (kind, bad)  # no phantom GPU
         for gpu in parsed['gpus']:

@@ -4,7 +4,6 @@ spellings must match the sysfs facts so checks can use either source."""
 
 from __future__ import annotations
 
-import random
 
 import pytest
 
@@ -196,41 +195,16 @@ def test_no_report_gives_no_ca(text):
     assert ibstat.parse_ibstatus(text) == {}
 
 
-def _damaged(text, seed=0):
-    """Cut and garbled copies of ``text`` (deterministic)."""
-    lines = text.splitlines(True)
-    out = [text[:int(len(text) * f)] for f in (0.1, 0.25, 0.5, 0.75, 0.9, 0.99)]
-    out += [''.join(lines[:i]) for i in range(0, len(lines), max(1, len(lines) // 20))]
-    rnd = random.Random(seed)
-    for dummy in range(40):
-        ls = list(lines)
-        for dummy2 in range(3):
-            if not ls:
-                break
-            i = rnd.randrange(len(ls))
-            op = rnd.randrange(4)
-            if op == 0:
-                ls[i] = ls[i][:rnd.randrange(len(ls[i]) + 1)] + '\n'
-            elif op == 1:
-                ls[i] = ''.join(rnd.choice('xz:09 \t()[],=N/A-') for dummy3 in ls[i]) + '\n'
-            elif op == 2:
-                del ls[i]
-            else:
-                ls[i] = ls[i].replace('0', 'x').replace('1', 'N/A')
-        out.append(''.join(ls))
-    return out + ['', '\n', 'garbage\n', '\x00\xff\n']
-
-
 STATES = (None, 'ACTIVE', 'DOWN', 'INIT', 'ARMED')
 
 
-def test_damaged_recordings_never_crash(corpus):
+def test_damaged_recordings_never_crash(corpus, damaged):
     """Every ibstat/ibstatus recording cut at many points and garbled: a dict back, never an exception;
     what is missing is absent and what is present has a known spelling or is None."""
     files = sorted((corpus / 'ibstat').glob('*.txt')) + [None]
     for path in files:
         text = path.read_text() if path else HANDMADE_IWARP_HFI1
-        for variant in _damaged(text):
+        for variant in damaged(text):
             for parse in (ibstat.parse_ibstat, ibstat.parse_ibstatus):
                 cas = parse(variant)
                 assert isinstance(cas, dict)

@@ -161,39 +161,13 @@ def test_pfc_row_not_matching_header_is_left_out():
     assert "pfc" not in mlnx_qos.parse(text)
 
 
-def _damaged(text, seed=0):
-    """Cut and garbled copies of ``text`` (deterministic)."""
-    import random
-    lines = text.splitlines(True)
-    out = [text[:int(len(text) * f)] for f in (0.1, 0.25, 0.5, 0.75, 0.9, 0.99)]
-    out += [''.join(lines[:i]) for i in range(0, len(lines), max(1, len(lines) // 20))]
-    rnd = random.Random(seed)
-    for dummy in range(40):
-        ls = list(lines)
-        for dummy2 in range(3):
-            if not ls:
-                break
-            i = rnd.randrange(len(ls))
-            op = rnd.randrange(4)
-            if op == 0:
-                ls[i] = ls[i][:rnd.randrange(len(ls[i]) + 1)] + '\n'
-            elif op == 1:
-                ls[i] = ''.join(rnd.choice('xz:09 \t()[],=N/A-') for dummy3 in ls[i]) + '\n'
-            elif op == 2:
-                del ls[i]
-            else:
-                ls[i] = ls[i].replace('0', 'x').replace('1', 'N/A')
-        out.append(''.join(ls))
-    return out + ['', '\n', 'garbage\n', '\x00\xff\n', None]
-
-
-def test_damaged_recordings_never_crash(corpus):
+def test_damaged_recordings_never_crash(corpus, damaged):
     """Every mlnx_qos recording and HANDMADE layout cut and garbled: a dict back; pfc, when present,
     is 8 booleans and prio_tc 8 entries."""
     texts = [p.read_text() for p in sorted((corpus / "mlnx_qos").glob("*mlnx_qos*"))]
     texts += [(HANDMADE / "mlnx_qos-i-cx6-default-HANDMADE.txt").read_text(), OFED5_HANDMADE, OFED3_HANDMADE]
     for text in texts:
-        for variant in _damaged(text):
+        for variant in damaged(text, none=True):
             got = mlnx_qos.parse(variant)
             if "pfc" in got:
                 assert len(got["pfc"]) == 8 and all(isinstance(v, bool) for v in got["pfc"])

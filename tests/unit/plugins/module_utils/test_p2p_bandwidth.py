@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
@@ -127,28 +126,6 @@ def test_garbled_row_is_malformed_not_read():
 
 # ---- robustness: every recorded output cut, shuffled and garbled ----
 
-GARBAGE = ('#', '|', '?', 'x', ':', '(', '\u00b2', '--')  # none of them is a number
-
-
-def damaged(text, seed=0):
-    """(kind, text) variants: cut at 7 points inside the text, lines shuffled, one token in ~30% of the lines
-    replaced by garbage (3 seeds each)."""
-    rnd = random.Random(seed)
-    out = [('cut', text[:len(text) * k // 8]) for k in range(1, 8)]
-    lines = text.splitlines()
-    for dummy in range(3):
-        shuffled = list(lines)
-        rnd.shuffle(shuffled)
-        out.append(('shuffled', '\n'.join(shuffled)))
-        garbled = []
-        for line in lines:
-            tokens = line.split(' ')
-            if tokens and rnd.random() < 0.3:
-                tokens[rnd.randrange(len(tokens))] = rnd.choice(GARBAGE)
-            garbled.append(' '.join(tokens))
-        out.append(('garbled', '\n'.join(garbled)))
-    return out
-
 
 def cells(parsed):
     return {(name, src, dst): value for name, matrix in parsed['matrices'].items()
@@ -157,11 +134,11 @@ def cells(parsed):
 
 @pytest.mark.parametrize('name', ['kinghorn-2xRTX4090-p2p-disabled-525.txt', 'mleng-4xGB200-unidir-p2p-writes-matrix.txt',
                                   'mleng-8xA100-unidir-p2p-writes-matrix.txt'])
-def test_cut_shuffled_garbled_never_invent_or_pass_silently(name, corpus_file):
+def test_cut_shuffled_garbled_never_invent_or_pass_silently(name, corpus_file, damaged_tokens):
     text = corpus_file('p2p_bandwidth/' + name).read_text()
     orig = p2p.parse_p2p(text)
     known = cells(orig)
-    for kind, bad in damaged(text):
+    for kind, bad in damaged_tokens(text):
         parsed = p2p.parse_p2p(bad)  # never raises
         p2p.parse_nvbandwidth(bad)
         for matrix in parsed['matrices'].values():

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import random
 
 import pytest
 
@@ -168,28 +167,6 @@ def test_garbled_cut_row_and_completion_errors():
 
 # ---- robustness: every recorded output cut, shuffled and garbled ----
 
-GARBAGE = ('#', '|', '?', 'x', ':', '(', '\u00b2', '--')  # none of them is a number
-
-
-def damaged(text, seed=0):
-    """(kind, text) variants: cut at 7 points inside the text, lines shuffled, one token in ~30% of the lines
-    replaced by garbage (3 seeds each)."""
-    rnd = random.Random(seed)
-    out = [('cut', text[:len(text) * k // 8]) for k in range(1, 8)]
-    lines = text.splitlines()
-    for dummy in range(3):
-        shuffled = list(lines)
-        rnd.shuffle(shuffled)
-        out.append(('shuffled', '\n'.join(shuffled)))
-        garbled = []
-        for line in lines:
-            tokens = line.split(' ')
-            if tokens and rnd.random() < 0.3:
-                tokens[rnd.randrange(len(tokens))] = rnd.choice(GARBAGE)
-            garbled.append(' '.join(tokens))
-        out.append(('garbled', '\n'.join(garbled)))
-    return out
-
 
 def figures(parsed):
     out = {}
@@ -201,11 +178,11 @@ def figures(parsed):
 
 
 @pytest.mark.parametrize('name', sorted(RECORDED))
-def test_cut_shuffled_garbled_never_invent_or_pass_silently(name, corpus_file):
+def test_cut_shuffled_garbled_never_invent_or_pass_silently(name, corpus_file, damaged_tokens):
     text = corpus_file('perftest/' + name).read_text()
     orig = perftest.parse(text)
     known = figures(orig)
-    for kind, bad in damaged(text):
+    for kind, bad in damaged_tokens(text):
         parsed = perftest.parse(bad)  # never raises
         perftest.summarize(parsed)
         perftest.summarize(parsed, 8)
