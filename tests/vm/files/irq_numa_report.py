@@ -15,7 +15,7 @@ def cpulist(text):
     cpus = set()
     for part in text.strip().split(","):
         if part:
-            lo, _, hi = part.partition("-")
+            lo, dummy, hi = part.partition("-")
             cpus.update(range(int(lo), int(hi or lo) + 1))
     return sorted(cpus)
 
