@@ -10,9 +10,12 @@ __metaclass__ = type
 
 from ansible.plugins.action import ActionBase
 
+import re
+
 from ansible_collections.gpufleet.cluster.plugins.module_utils.hwcheck import (
     FLEET_DEFAULT_ITEMS,
     FLEET_ITEMS,
+    facts_errors,
     fleet_compare,
 )
 
@@ -42,8 +45,30 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg='fleet_compare: hosts.<host> must be a dict of facts; not for %s'
                           % ', '.join(bad))
             return result
+        errors = []
+        for host in sorted(args['hosts'], key=str):
+            errors += facts_errors(args['hosts'][host], 'hosts.%s' % host)
+        if args['hca_match'] is not None:
+            try:
+                re.compile(args['hca_match'])
+            except re.error as exc:
+                errors.append('hca_match must be a regular expression (for example ^mlx5_), got %r: %s'
+                              % (args['hca_match'], exc))
+        bad_profiles = sorted(h for h, p in (args['profiles'] or {}).items()
+                              if p is not None and not isinstance(p, (str, int, float)))
+        if bad_profiles:
+            errors.append('profiles.<host> must be a profile name (a string); not for %s' % ', '.join(bad_profiles))
+        if errors:
+            result.update(failed=True, msg='fleet_compare: %s' % '; '.join(errors[:10]))
+            return result
         profiles = dict((h, p) for h, p in (args['profiles'] or {}).items())
-        summary, deviations = fleet_compare(args['hosts'], profiles, args['items'], args['hca_match'])
+        try:
+            summary, deviations = fleet_compare(args['hosts'], profiles, args['items'], args['hca_match'])
+        except (AttributeError, TypeError, KeyError, ValueError, IndexError) as exc:
+            # a shape facts_errors() does not know yet: a clean failure, never a traceback
+            result.update(failed=True, msg='fleet_compare: cannot compare the hosts\' facts (malformed facts?): %s: %s'
+                          % (type(exc).__name__, exc))
+            return result
         outliers = sorted(set(d['host'] for d in deviations))
         result.update(summary=summary, deviations=deviations, outliers=outliers)
         if deviations:

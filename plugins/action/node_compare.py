@@ -12,6 +12,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils.hwcheck import (
     check_node,
+    facts_errors,
     node_versions,
     summarize_node,
     validate_expected,
@@ -46,16 +47,31 @@ class ActionModule(ActionBase):
             return result
 
         facts = args['facts']
+        source = 'facts'
         if facts is None:
             host_facts = task_vars.get('ansible_facts') or {}
             facts = dict((k, host_facts[k]) for k in FACT_KEYS if k in host_facts)
+            source = 'ansible_facts'
+        errors = facts_errors(facts, source)
+        if errors:
+            result.update(failed=True, msg='node_compare: malformed %s (not as the facts modules return them): %s'
+                          % (source, '; '.join(errors)))
+            return result
 
-        deviations = check_node(facts, expected)
+        try:
+            deviations = check_node(facts, expected)
+            summary = summarize_node(facts, expected)
+            versions = node_versions(facts, expected.get('hca_match'))
+        except (AttributeError, TypeError, KeyError, ValueError, IndexError) as exc:
+            # a shape facts_errors() does not know yet: a clean failure, never a traceback
+            result.update(failed=True, msg='node_compare: cannot compare %s (malformed facts?): %s: %s'
+                          % (source, type(exc).__name__, exc))
+            return result
         label = args['label'] or task_vars.get('inventory_hostname', 'host')
         result['deviations'] = deviations
         result['checked'] = sorted(k for k, v in expected.items() if v is not None and k != 'hca_match')
-        result['summary'] = summarize_node(facts, expected)
-        result['versions'] = node_versions(facts, expected.get('hca_match'))
+        result['summary'] = summary
+        result['versions'] = versions
         if deviations:
             result['msg'] = '%s: %d deviation(s) from the expected hardware: %s' % (
                 label, len(deviations), '; '.join(d['message'] for d in deviations))

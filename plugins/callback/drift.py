@@ -19,7 +19,8 @@ description:
   - Active only for a playbook named C(drift.yml) or when C(GPUFLEET_DRIFT_REPORT) is set; silent otherwise, so
     it may stay enabled in C(ansible.cfg).
   - Writes C(drift-changes.json) into the report directory after every recorded change, so the playbook's last
-    play can read it. The file is emptied when the playbook starts.
+    play can read it. The file is emptied when the playbook starts. Each write goes to a new temporary file with a
+    random name in the same directory that then replaces the report, so no symlink planted in the directory is followed.
   - Tasks on C(localhost) (the report plays) and tasks tagged C(drift_ignore) are not recorded.
 requirements:
   - enable it (C(callbacks_enabled = gpufleet.cluster.drift) in C(ansible.cfg), or C(ANSIBLE_CALLBACKS_ENABLED))
@@ -34,6 +35,7 @@ options:
 import difflib
 import json
 import os
+import tempfile
 
 from ansible.playbook.handler import Handler
 from ansible.plugins.callback import CallbackBase
@@ -44,6 +46,12 @@ MAX_DIFF = 4000
 def _short(text):
     text = '' if text is None else str(text)
     return text if len(text) <= MAX_DIFF else text[:MAX_DIFF] + '\n... (%d more characters)' % (len(text) - MAX_DIFF)
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _diffs(result):
@@ -98,13 +106,21 @@ class CallbackModule(CallbackBase):
         self._write()
 
     def _write(self):
+        """Replace the report atomically through a new temp file in the same directory: mkstemp creates it with
+        O_EXCL under a random name, so a symlink or file planted at a predictable name is never followed."""
         directory = os.path.dirname(self.path)
         if not os.path.isdir(directory):
             os.makedirs(directory)
-        tmp = self.path + '.tmp'
-        with open(tmp, 'w') as f:
-            json.dump(self.data, f, indent=1, sort_keys=True)
-        os.rename(tmp, self.path)
+        fd, tmp = tempfile.mkstemp(prefix='.drift-changes.', suffix='.tmp', dir=directory)
+        try:
+            with os.fdopen(fd, 'w') as f:
+                json.dump(self.data, f, indent=1, sort_keys=True)
+            os.chmod(tmp, 0o644 & ~_umask())  # what open() would have given; mkstemp makes 0600
+            os.replace(tmp, self.path)
+        except BaseException:
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+            raise
 
     def v2_runner_on_ok(self, result):
         if not self.active or not result._result.get('changed'):

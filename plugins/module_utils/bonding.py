@@ -221,8 +221,14 @@ def degraded_reasons(bond):
     return reasons
 
 
+class BondingReadError(Exception):
+    """A bonding file that is not the kernel's text (not UTF-8)."""
+
+
 def read_all(proc_root):
-    """{bond name: parse(file)} for every file in ``<proc_root>/proc/net/bonding``; {} when absent."""
+    """{bond name: parse(file)} for every file in ``<proc_root>/proc/net/bonding``; {} when absent.
+    Entries that cannot be read (a directory, permissions) are skipped; a file that is not UTF-8 text
+    raises BondingReadError naming it and the first bad byte (the kernel writes ASCII there)."""
     base = os.path.join(proc_root, "proc", "net", "bonding")
     out = {}
     try:
@@ -230,9 +236,15 @@ def read_all(proc_root):
     except OSError:
         return out
     for name in names:
+        path = os.path.join(base, name)
         try:
-            with open(os.path.join(base, name)) as handle:
-                out[name] = parse(handle.read())
+            with open(path, "rb") as handle:
+                data = handle.read()
         except (IOError, OSError):
             continue
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BondingReadError("%s is not UTF-8 text (byte %d)" % (path, exc.start))
+        out[name] = parse(text)
     return out

@@ -225,6 +225,22 @@ def parse_app(text):
     return out
 
 
+APP_SELECTORS = ("default-prio", "ethtype-prio", "stream-port-prio", "dgram-port-prio", "port-prio",
+                 "dscp-prio", "pcp-prio")
+
+
+def app_readable(text):
+    """True when ``dcb app show`` output is understood: empty (no APP entries), a JSON object, or lines
+    that each start with an APP selector name. Garbage gives False, so an empty ``dscp2prio`` parsed from
+    it is not taken for PCP trust."""
+    lines = _lines(text)
+    if not lines:
+        return True
+    if _json(text) is not None:
+        return True
+    return all(line.split()[0] in APP_SELECTORS for line in lines)
+
+
 def trust_from_app(app):
     """mlx5 switches to DSCP trust when a dscp-prio APP entry exists, back to PCP when the last goes."""
     return "dscp" if app.get("dscp2prio") else "pcp"

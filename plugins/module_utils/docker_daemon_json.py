@@ -33,6 +33,9 @@ import os
 import re
 
 DEFAULT_PATH = "/etc/docker/daemon.json"
+# daemon.json nests a few levels (runtimes.nvidia.runtimeArgs); far deeper input is a mistake and would
+# exhaust Python's recursion limit in json and in the merge.
+MAX_DEPTH = 64
 UNIT_DIRS = ("etc/systemd/system", "run/systemd/system", "usr/local/lib/systemd/system",
              "usr/lib/systemd/system", "lib/systemd/system")
 HOST_FLAG = re.compile(r"^(-H|--host)(=.*|.+)?$")
@@ -40,6 +43,40 @@ HOST_FLAG = re.compile(r"^(-H|--host)(=.*|.+)?$")
 
 class DaemonJsonError(Exception):
     """Input or file problem, with a message meant for the user."""
+
+
+# ---------------------------------------------------------------- the file
+def target_path(path):
+    """The file to read and replace for ``path``: ``path`` itself, or for a symlink the file it finally points
+    to, so the link (and the layout it expresses) is kept and its target is updated.
+
+    Raises DaemonJsonError naming ``path`` when it is empty, a directory, a symlink loop, a symlink into a
+    directory that does not exist, not a regular file (a FIFO or device would block or be destroyed), or when
+    the nearest existing ancestor of a new file is not a directory.
+    """
+    if not path:
+        raise DaemonJsonError("path must name the daemon.json file (default %s), got an empty string" % DEFAULT_PATH)
+    real = path
+    if os.path.islink(path):
+        real = os.path.realpath(path)
+        if os.path.islink(real):  # realpath stops where the links go round in a circle
+            raise DaemonJsonError("path %s is a symlink loop; path must name the daemon.json file or a symlink to it"
+                                  % path)
+        if not os.path.isdir(os.path.dirname(real) or "."):
+            raise DaemonJsonError("path %s is a symlink to %s, whose directory does not exist; create it or point "
+                                  "path at the file itself" % (path, real))
+    if os.path.isdir(real):
+        raise DaemonJsonError("path %s is a directory; path must name the daemon.json file (for example %s)"
+                              % (path, os.path.join(path, "daemon.json")))
+    if os.path.lexists(real) and not os.path.isfile(real):
+        raise DaemonJsonError("path %s is not a regular file (a FIFO, socket or device); path must name the "
+                              "daemon.json file" % path)
+    ancestor = os.path.dirname(os.path.abspath(real))
+    while not os.path.lexists(ancestor):
+        ancestor = os.path.dirname(ancestor)
+    if not os.path.isdir(ancestor):
+        raise DaemonJsonError("path %s cannot be created: %s is not a directory" % (path, ancestor))
+    return real
 
 
 # ---------------------------------------------------------------- parse / render
@@ -52,6 +89,8 @@ def parse(text, source):
         return {}
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise DaemonJsonError("%s nests deeper than %d levels" % (source, MAX_DEPTH))
     except ValueError as exc:
         lineno = getattr(exc, "lineno", None)
         if lineno is not None:
@@ -61,7 +100,24 @@ def parse(text, source):
         raise DaemonJsonError("%s is not valid JSON: %s" % (source, exc))
     if not isinstance(data, dict):
         raise DaemonJsonError("%s must hold a JSON object ({...}), not %s" % (source, type_name(data)))
+    if depth(data) > MAX_DEPTH:
+        raise DaemonJsonError("%s nests deeper than %d levels" % (source, MAX_DEPTH))
     return data
+
+
+def depth(value):
+    """Nesting depth of dicts and lists (a scalar is 0), without recursion."""
+    deepest, todo = 0, [(value, 0)]
+    while todo:
+        item, level = todo.pop()
+        if isinstance(item, dict):
+            todo.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            todo.extend((v, level + 1) for v in item)
+        else:
+            continue
+        deepest = max(deepest, level + 1)
+    return deepest
 
 
 def render(data):
@@ -80,6 +136,8 @@ def type_name(value):
 # ---------------------------------------------------------------- merge / compare
 def check_config(config, source="config", path=""):
     """Raise DaemonJsonError for values JSON cannot hold or a null under state=present."""
+    if not path and depth(config) > MAX_DEPTH:
+        raise DaemonJsonError("%s nests deeper than %d levels" % (source, MAX_DEPTH))
     for key, value in config.items():
         here = "%s.%s" % (path, key) if path else key
         if value is None:
@@ -96,6 +154,8 @@ def _copy(value):
 
 def merge(current, config, state="present"):
     """New dict: ``current`` with ``config``'s keys merged in (present) or removed (absent)."""
+    if depth(config) > MAX_DEPTH:
+        raise DaemonJsonError("config nests deeper than %d levels" % MAX_DEPTH)
     result = _copy(current)
     if state == "present":
         _merge_into(result, config)
@@ -177,8 +237,15 @@ def unit_fragments(systemd_root="/", unit="docker.service"):
 
 
 def _read(path):
-    with open(path, "rb") as f:
-        return f.read().decode("utf-8", "replace")
+    """Text of a unit file or drop-in; DaemonJsonError (naming systemd_root) when it is not a readable file."""
+    if not os.path.isfile(path):
+        raise DaemonJsonError("systemd_root: %s is %s; unit files and drop-ins (*.conf) must be regular files, "
+                              "remove or rename it" % (path, "a directory" if os.path.isdir(path) else "not a regular file"))
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+    except (IOError, OSError) as exc:
+        raise DaemonJsonError("systemd_root: cannot read %s: %s" % (path, exc.strerror or exc))
 
 
 def exec_start(fragments):

@@ -199,6 +199,69 @@ def validate_expected(expected):
     return errors
 
 
+# The shape of the facts check_node() and node_versions() read (as the facts modules return them):
+# a dict names the keys read below it (each value a dict or null), '*' every value of a dict; a
+# one-element list a list (or null) whose items have that shape; 'text' a string or a number (or null).
+_ANY = None
+_VERSIONS_SHAPE = {'driver': 'text', 'ofed': 'text', 'fabricmanager': 'text', 'vbios': ['text'],
+                   'hca_firmware': {'*': ['text']}}
+FACTS_SHAPE = {
+    'nvidia_gpu': {'driver_version': 'text', 'executable': 'text',
+                   'gpus': [{'name': 'text', 'pci_bus_id': 'text', 'vbios_version': 'text',
+                             'remapped_rows': {'failure': _ANY, 'pending': _ANY},
+                             'retired_pages': {'pending': _ANY, 'pending_blacklist': _ANY},
+                             'ecc_errors': {'volatile': {'uncorrected': _ANY}}, 'ecc_mode': {'current': _ANY}}]},
+    'infiniband': {'*': {'board_id': 'text', 'fw_ver': 'text', 'ports': {'*': {}}}},
+    'firmware': {'hca': {'*': {'board_id': 'text', 'fw_ver': 'text', 'flash': {}}}, 'ofed': {'version': 'text'},
+                 'fabricmanager': {'version': 'text'}},
+    'pci': {'summary': {'nvidia_gpus': ['text']}},
+    'ibv_devinfo': 'text',
+    'kernel': 'text',
+    'packages': {'*': [{}]},
+    'versions': _VERSIONS_SHAPE,
+}
+
+
+def _shape_errors(value, shape, where, out, limit=10):
+    if value is None or shape is _ANY or len(out) >= limit:
+        return
+    if shape == 'text':
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            out.append('%s must be a string, got %s' % (where, type(value).__name__))
+        return
+    if isinstance(shape, list):
+        if not isinstance(value, list):
+            out.append('%s must be a list, got %s' % (where, type(value).__name__))
+            return
+        for i, item in enumerate(value):
+            _shape_errors(item, shape[0], '%s[%d]' % (where, i), out, limit)
+        return
+    if not isinstance(value, dict):
+        out.append('%s must be a dict, got %s' % (where, type(value).__name__))
+        return
+    for key, sub in shape.items():
+        if key == '*':
+            for k in sorted(value, key=str):
+                _shape_errors(value[k], sub, '%s.%s' % (where, k), out, limit)
+        elif key in value:
+            _shape_errors(value[key], sub, '%s.%s' % (where, key), out, limit)
+
+
+def facts_errors(facts, where='facts'):
+    """Errors (list of str, at most 10) where ``facts`` does not have the shape of the facts modules' output
+    (for example ``facts.nvidia_gpu.gpus[0] must be a dict, got str``); empty when the comparison can read it."""
+    out = []
+    _shape_errors(facts, FACTS_SHAPE, where, out)
+    return out
+
+
+def versions_errors(versions, where='versions'):
+    """Errors in a ``versions`` dict as node_versions() returns it."""
+    out = []
+    _shape_errors(versions, _VERSIONS_SHAPE, where, out)
+    return out
+
+
 def _set(expected, key):
     value = expected.get(key)
     if value is None:

@@ -9,14 +9,22 @@ Copes with:
   2.x (``redop``, ``root``, ``#wrong``); the layout is taken from the column header and, when an
   excerpt has none, from the number of fields;
 - launcher prefixes on every line (OpenMPI ``[1,0]<stdout>:``, srun ``0: ``, ``host: ``);
-- ``NCCL INFO``/``NCCL WARN`` lines interleaved with the table;
+- ``NCCL INFO``/``NCCL WARN`` lines interleaved with the table, including messages NCCL prints over several
+  lines: its logger (NVIDIA/nccl ``src/debug.cc``) puts the ``host:pid:tid [dev] NCCL INFO`` prefix in front of
+  the first line of a message only, so the lines after it are bare (and often all numbers). A line is a data
+  row only when it has the table's shape (the column header's count and kinds of cells); a line that does not
+  is skipped, unless it is a damaged row (a row's start, or the row's shape but for one or two cells);
 - data rows wrapped over two lines;
 - rank lines of 1000+ rank runs (with or without ``Group``);
 - the ``#wrong`` count printed with ``%g`` (``1.67772e+07`` once it reaches a million), ``N/A`` (``-c 0``) or
   ``-1`` (forks that print -1 for "not checked");
 - the old ``error`` column with a trailing ``*`` when the error exceeded the tool's threshold (nccl-tests 1.x/2.0
   and rccl-tests print ``# Errors with asterisks indicate errors that have exceeded the maximum threshold.``);
-- rccl-tests (AMD) output, which keeps the nccl-tests layout.
+- rccl-tests (AMD) output, which keeps the nccl-tests layout;
+- logs holding several runs (one binary after another, or one binary with several collectives): each
+  ``# nThread`` line (``# nccl-tests version``/``# Collective test starting`` in 2.17+) opens a run, listed in
+  ``runs`` with the line it started on, the binary when the log names it, its rows, whether its closing lines
+  came and the failure lines (``Test NCCL failure`` ...) it printed.
 
 A run whose table cannot be found gives ``rows == []``; callers treat that as a failure. A line that starts
 like a data row but cannot be read (cut off, garbled figure) is listed in ``malformed``, never half-read; an
@@ -40,7 +48,12 @@ _RANK_RE = re.compile(
     r'device\s+(?P<device>\d+)\s+\[(?P<busid>[^\]]*)\]\s*(?P<name>.*?)\s*$')
 _PARAMS_RE = re.compile(r'^#\s*nThread\s')
 _OOB_RE = re.compile(r'^#\s*Out of bounds values\s*:\s*(\d+)\s*(\w+)?', re.IGNORECASE)
-_AVG_RE = re.compile(r'^#\s*Avg bus bandwidth\s*:\s*(\S+)(?:\s+(OK|FAILED)\b)?', re.IGNORECASE)
+_AVG_RE = re.compile(r'^#\s*Avg bus bandwidth\s*:\s*(\S+)(?:\s+(\S+))?', re.IGNORECASE)
+_CLOSING_RE = re.compile(r'^#\s*(Out of bounds values|Avg bus bandwidth)\b', re.IGNORECASE)  # ... but unreadable
+_VERSION_RE = re.compile(r'^#\s*nccl-tests version\b')
+_COLL_START_RE = re.compile(r'^#\s*Collective test starting:\s*(\S+)')
+# a binary named on a shell-trace or launcher line ('+ mpirun ... /opt/nccl-tests/build/all_gather_perf -b 8')
+_BINARY_RE = re.compile(r'(?:^|[\s/])([a-z][a-z0-9_]*_perf)(?:_mpi)?(?=\s|$)')
 _HEADER_RE = re.compile(r'^#\s*size\s+count\s+type\b')
 _TYPE_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_]*$')
 _UINT_RE = re.compile(r'^[0-9]+$')  # str.isdigit() also accepts '²', which int() rejects
@@ -109,6 +122,10 @@ def _row(tokens, leading, check):
         return None
     if not (_UINT_RE.match(tokens[0]) and _UINT_RE.match(tokens[1]) and _TYPE_RE.match(tokens[2])):
         return None
+    if 'redop' in leading and not _fits(tokens[leading.index('redop')], 'word'):
+        return None
+    if 'root' in leading and not _fits(tokens[leading.index('root')], 'int'):
+        return None
     rest = tokens[len(leading):]
     if not (_is_check(rest[3]) and _is_check(rest[7])):
         return None
@@ -167,21 +184,26 @@ def parse(text):
       (``OK``/``FAILED`` that rccl-tests appends when ``NCCL_TESTS_MIN_BW`` is set, else None);
     - ``nccl_warnings`` (``NCCL WARN`` lines, first 50), ``errors`` (failure lines: ``Test NCCL failure``,
       ``mpirun noticed``, ``Test timeout`` ...), ``malformed`` (lines that started a data row but could not be
-      read: cut off, wrapped and never completed, or with a garbled figure);
+      read: cut off, wrapped and never completed, or with a garbled figure; and closing lines whose count or
+      verdict cannot be read);
     - ``error_exceeded``: sizes whose old-layout ``error`` cell carries ``*`` (error above the tool's threshold);
     - ``complete``: True once the closing ``# Out of bounds values`` or ``# Avg bus bandwidth`` line was seen
-      after the table (False for an output cut short, or an excerpt without them).
+      after the table (False for an output cut short, or an excerpt without them);
+    - ``runs``: one dict per run in the log (``index`` from 1, ``line`` it started on, ``binary`` when the log
+      names it, ``rows`` count, ``complete`` as above for that run, ``errors`` as ``line N: text``).
     """
     result = {
         'rows': [], 'layout': None, 'params': {}, 'ranks': [], 'out_of_bounds': None,
         'out_of_bounds_status': None, 'avg_busbw_reported': None, 'avg_busbw_reported_raw': None,
         'nccl_warnings': [], 'errors': [], 'malformed': [], 'error_exceeded': [], 'complete': False,
-        'avg_busbw_status': None,
+        'avg_busbw_status': None, 'runs': [],
     }
     leading, check = None, None
     pending = None  # tokens of a data row that wrapped
     seen_ranks = set()
-    for raw in text.replace('\r', '\n').splitlines():
+    runs = _Runs(result)
+    lines = text.replace('\r\n', '\n').replace('\r', '\n').split('\n')
+    for lineno, raw in enumerate(lines, 1):
         line = strip_prefix(raw).rstrip()
         if not line.strip():
             continue
@@ -204,36 +226,59 @@ def parse(text):
                         'host': match.group('host'), 'device': int(match.group('device')),
                         'busid': match.group('busid'), 'name': match.group('name')})
                 continue
+            if _VERSION_RE.match(stripped):
+                runs.start(lineno, 'version')
+                continue
+            match = _COLL_START_RE.match(stripped)
+            if match:
+                runs.start(lineno, 'collective', binary=match.group(1))
+                continue
             if _PARAMS_RE.match(stripped):
+                runs.start(lineno, 'params')
                 result['params'] = _params(stripped)
                 continue
             if _HEADER_RE.match(stripped):
+                runs.start(lineno, 'header')
                 leading, check = _layout_from_header(stripped.lstrip('#').split())
                 result['layout'] = {'leading': list(leading), 'check': check}
                 continue
             match = _OOB_RE.match(stripped)
             if match:
                 result['out_of_bounds'] = int(match.group(1))
-                result['out_of_bounds_status'] = (match.group(2) or '').upper() or None
+                status = (match.group(2) or '').upper() or None
+                result['out_of_bounds_status'] = status
+                if status not in (None, 'OK', 'FAILED'):
+                    result['malformed'].append(stripped)  # a verdict that cannot be read is not an OK
                 result['complete'] = bool(result['rows'])
+                runs.closed()
                 continue
             match = _AVG_RE.match(stripped)
             if match:
                 result['avg_busbw_reported_raw'] = match.group(1)
                 result['avg_busbw_reported'] = to_float(match.group(1))
-                result['avg_busbw_status'] = (match.group(2) or '').upper() or None
+                status = (match.group(2) or '').upper() or None
+                result['avg_busbw_status'] = status if status in ('OK', 'FAILED') else None
+                if status not in (None, 'OK', 'FAILED') or not _is_float_text(match.group(1)):
+                    result['malformed'].append(stripped)
                 result['complete'] = bool(result['rows'])
-            elif _looks_like_row(stripped.lstrip('#').split()):
-                result['malformed'].append(stripped)  # a data row behind a stray '#': garbled, not a comment
+                runs.closed()
+            elif _CLOSING_RE.match(stripped) or _damaged_row(stripped.lstrip('#').split(), leading):
+                result['malformed'].append(stripped)  # a data row behind a stray '#', or a garbled closing line
             continue
         if _FAILURE_RE.search(stripped):
             result['errors'].append(stripped)
+            runs.error(lineno, stripped)
+        else:
+            match = _BINARY_RE.search(stripped)
+            if match and not _UINT_RE.match(stripped.split()[0]):
+                runs.binary(match.group(1))
         tokens = stripped.split()
         if pending is not None:
             joined = pending + tokens
             row = _try_row(joined, leading, check, result)
             if row is not None:
                 _add_row(result, row, joined)
+                runs.row(lineno)
                 pending = None
                 continue
             result['malformed'].append(' '.join(pending))
@@ -241,13 +286,111 @@ def parse(text):
         row = _try_row(tokens, leading, check, result)
         if row is not None:
             _add_row(result, row, tokens)
+            runs.row(lineno)
         elif _starts_row(tokens, leading):
             pending = tokens
-        elif _looks_like_row(tokens):
+        elif _damaged_row(tokens, leading):
             result['malformed'].append(stripped)
+        # else: not a row of this table (e.g. the bare continuation lines of a multi-line NCCL INFO message)
     if pending:
         result['malformed'].append(' '.join(pending))
+    result['runs'] = runs.public()
     return result
+
+
+class _Runs(object):
+    """Splits a log into runs: ``# nccl-tests version``, ``# Collective test starting``, ``# nThread`` and the
+    column header open a run unless the run they belong to is still at its start."""
+
+    # what each opening line may follow within the same run
+    _ORDER = {'version': 0, 'collective': 1, 'params': 2, 'header': 3}
+
+    def __init__(self, result):
+        self.result = result
+        self.runs = []
+        self.next_binary = None
+
+    def _new(self, lineno):
+        run = {'index': len(self.runs) + 1, 'line': lineno, 'binary': self.next_binary, 'rows': 0,
+               'complete': False, 'errors': [], '_stage': -1, '_closed': False}
+        self.next_binary = None
+        self.runs.append(run)
+        return run
+
+    def current(self, lineno):
+        if not self.runs:
+            return self._new(lineno)
+        return self.runs[-1]
+
+    def start(self, lineno, what, binary=None):
+        stage = self._ORDER[what]
+        run = self.runs[-1] if self.runs else None
+        if run is None or run['rows'] or run['_closed'] or run['_stage'] >= stage:
+            run = self._new(lineno)
+        run['_stage'] = stage
+        if binary:
+            run['binary'] = binary
+
+    def binary(self, name):
+        """A binary named outside the table (a shell trace, a launcher line): it belongs to the next run,
+        or to the current one while that has not printed its table yet."""
+        run = self.runs[-1] if self.runs else None
+        if run is not None and not run['binary'] and not run['rows'] and run['_stage'] < self._ORDER['header']:
+            run['binary'] = name
+        else:
+            self.next_binary = name
+
+    def row(self, lineno):
+        run = self.current(lineno)
+        if run['_closed']:  # rows after the closing lines: another table without a header of its own
+            run = self._new(lineno)
+            run['_stage'] = self._ORDER['header']
+        run['rows'] += 1
+        run['complete'] = False
+
+    def closed(self):
+        if self.runs:
+            run = self.runs[-1]
+            run['_closed'] = True
+            run['complete'] = run['rows'] > 0
+
+    def error(self, lineno, text):
+        self.current(lineno)['errors'].append('line %d: %s' % (lineno, text))
+
+    def public(self):
+        return [dict((k, v) for k, v in run.items() if not k.startswith('_')) for run in self.runs]
+
+
+def run_name(run):
+    """``run 2 (all_gather_perf, from line 57)`` for messages."""
+    return 'run %d (%sfrom line %d)' % (run['index'], (run['binary'] + ', ') if run['binary'] else '', run['line'])
+
+
+def run_problems(parsed):
+    """One text per run that failed: a run that printed failure lines (``Test NCCL failure``, ``mpirun noticed``
+    ...), or, in a log of several runs, a run whose table never came or never closed. A log whose runs all
+    finished cleanly gives []."""
+    out = []
+    runs = parsed.get('runs') or []
+    for run in runs:
+        where = run_name(run) if len(runs) > 1 else 'the run'
+        if run['errors']:
+            out.append('%s printed failure line(s): %s' % (
+                where, '; '.join(e[:200] for e in run['errors'][:3])
+                + (' and %d more' % (len(run['errors']) - 3) if len(run['errors']) > 3 else '')))
+        elif len(runs) > 1 and not run['complete']:
+            missing = 'no data rows' if not run['rows'] else \
+                'no "# Out of bounds values"/"# Avg bus bandwidth" line after its last row'
+            out.append('%s is incomplete: %s' % (where, missing))
+    return out
+
+
+def _is_float_text(text):
+    try:
+        float(text)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _add_row(result, row, tokens):
@@ -258,14 +401,51 @@ def _add_row(result, row, tokens):
         result['error_exceeded'].append(row['size'])
 
 
-def _looks_like_row(tokens):
-    """A data row that could not be read: a row's worth of cells (11 or more), most of the 8 timing cells
-    numbers, or size, count and type in front."""
-    if len(tokens) < 11:
-        return False
-    if _UINT_RE.match(tokens[0]) and _UINT_RE.match(tokens[1]) and _TYPE_RE.match(tokens[2]):
+_CELL_KINDS = {'size': 'uint', 'count': 'uint', 'type': 'word', 'redop': 'word', 'root': 'int'}
+# time, algbw, busbw, #wrong/error; algbw and busbw are printed with two decimals ("%6.2f")
+_TIMING_KINDS = ('num', 'dec', 'dec', 'check')
+
+
+def _fits(tok, kind):
+    if kind == 'uint':
+        return bool(_UINT_RE.match(tok))
+    if kind == 'word':
+        return bool(_TYPE_RE.match(tok))
+    if kind == 'int':
+        return bool(_UINT_RE.match(tok[1:] if tok.startswith('-') else tok))
+    if kind == 'dec':
+        return tok.upper() == 'N/A' or ('.' in tok and to_float(tok) is not None)
+    if kind == 'num':
+        return _is_number(tok)
+    return _is_check(tok)
+
+
+def _misfits(tokens, kinds):
+    """Cells of ``tokens`` that do not fit the columns ``kinds`` (aligned from the left or from the right,
+    whichever fits better; a missing or extra cell counts as one), None when the counts are far apart."""
+    have, want = len(tokens), len(kinds)
+    if abs(have - want) > 2:
+        return None
+    both = min(have, want)
+    left = sum(1 for i in range(both) if not _fits(tokens[i], kinds[i]))
+    right = sum(1 for i in range(1, both + 1) if not _fits(tokens[-i], kinds[-i]))
+    return min(left, right) + abs(have - want)
+
+
+def _damaged_row(tokens, leading):
+    """True when ``tokens`` (a line that is not a readable data row) is a data row that was damaged: it starts
+    like one (size, count, type), or it has the table's shape - the column header's count and kinds of cells,
+    the algbw/busbw cells with their decimals - in all but at most two cells. A line of numbers that does not
+    have that shape (the continuation of a multi-line NCCL INFO message) is not a row."""
+    if len(tokens) >= 3 and _UINT_RE.match(tokens[0]) and _UINT_RE.match(tokens[1]) and _TYPE_RE.match(tokens[2]):
         return True
-    return sum(1 for t in tokens[-8:] if _is_check(t)) >= 6
+    layouts = [leading] if leading is not None else list(_LEADING_BY_COUNT.values())
+    for lead in layouts:
+        kinds = [_CELL_KINDS[col] for col in lead] + list(_TIMING_KINDS) * 2
+        misfits = _misfits(tokens, kinds)
+        if misfits is not None and misfits <= 2:
+            return True
+    return False
 
 
 def _try_row(tokens, leading, check, result):

@@ -381,10 +381,50 @@ def _split_header(line):
     return [c for c in cells if c]
 
 
+_HEADER_CELL_RE = re.compile(r'\S+(?: \S+)*')  # a header label may hold single spaces ('CPU Affinity')
+_ROW_CELL_RE = re.compile(r'\S+')
+
+
 def _split_row(line):
     if '\t' in line:
         return [c.strip() for c in line.split('\t')]
     return line.split()
+
+
+def _tab_rest(rest, extra):
+    """The affinity cells of a tab-separated row, one per ``extra`` title. nvidia-smi prints one tab more before
+    ``GPU NUMA ID`` in the rows than in the header; that empty cell is dropped where it stands, so an empty
+    ``CPU Affinity`` cell (NIC rows, or a GPU whose affinity is unknown) keeps its place."""
+    rest = list(rest)
+    if len(rest) > len(extra) and 'gpu_numa_id' in extra:
+        idx = extra.index('gpu_numa_id')
+        if idx < len(rest) and rest[idx] == '':
+            del rest[idx]
+    while len(rest) > len(extra) and rest and rest[-1] == '':
+        del rest[-1]
+    return rest
+
+
+def _space_cells(line, starts):
+    """Cells of a space-aligned row (copied from a terminal, or space-normalized) read by the header's column
+    positions: ``starts`` holds the start offset of each header label (the row label's column first, at 0).
+    Returns one cell per column ('' where the row has none), or None when a cell cannot be placed (two cells
+    under one label, or a cell under none): the row is not aligned with its header."""
+    cells = [''] * len(starts)
+    bounds = list(starts[1:]) + [None]
+    for match in _ROW_CELL_RE.finditer(line):
+        lo, hi = match.start(), match.end()
+        best, best_overlap = None, 0
+        for col, start in enumerate(starts):
+            end = bounds[col] if bounds[col] is not None else max(hi, start + 1)
+            left = start if col else 0
+            overlap = min(hi, end) - max(lo, left)
+            if overlap > best_overlap:
+                best, best_overlap = col, overlap
+        if best is None or cells[best]:
+            return None
+        cells[best] = match.group()
+    return cells
 
 
 def parse_topo_matrix(text):
@@ -409,12 +449,23 @@ def parse_topo_matrix(text):
     header = _split_header(lines[header_idx])
     devices = [c for c in header if c.lower() not in _AFFINITY_KEYS]
     extra = [_AFFINITY_KEYS[c.lower()] for c in header if c.lower() in _AFFINITY_KEYS]
+    tabbed = '\t' in lines[header_idx]
+    starts = None
+    if not tabbed:
+        labels = [(m.group(), m.start()) for m in _HEADER_CELL_RE.finditer(lines[header_idx])]
+        if [label for label, dummy in labels] == header:
+            starts = [0] + [start for dummy, start in labels]
 
+    if len(set(devices)) != len(devices):
+        return {}  # a label twice: the header is garbled, its columns cannot be told apart
     nic_names = {}
     for line in lines[header_idx + 1:]:
         m = _NIC_LEGEND_RE.match(line)
         if m:
             nic_names[m.group(1)] = m.group(2)
+    names = [nic_names.get(d, d) for d in devices]
+    if len(set(names)) != len(names):  # a legend naming two NICs alike (garbled): keep the NICn labels
+        nic_names = {}
 
     def rename(name):
         return nic_names.get(name, name)
@@ -428,10 +479,17 @@ def parse_topo_matrix(text):
         label = cells[0].strip()
         if label not in devices:
             break
+        if not tabbed and len(cells) != 1 + len(devices) + len(extra):
+            # a cell is empty (e.g. CPU Affinity): splitting on blanks would shift the cells after it
+            placed = _space_cells(line, starts) if starts else None
+            if placed is not None and placed[0] == label:
+                cells = placed
+            else:  # not aligned with the header: the link cells in order, no affinity guessed
+                cells = cells[:1 + len(devices)]
         values = cells[1:1 + len(devices)]
         rest = cells[1 + len(devices):]
-        while len(rest) > len(extra) and '' in rest:
-            rest.remove('')  # nvidia-smi prints an extra tab before 'GPU NUMA ID'
+        if tabbed:
+            rest = _tab_rest(rest, extra)
         row = {}
         for col, value in zip(devices, values):
             value = value.strip()

@@ -7,6 +7,14 @@
 A matrix is returned as ``{'title', 'unit', 'rows': [ids], 'columns': [ids], 'values': {row: {col: float|None}}}``
 with string ids (JSON object keys); ``N/A`` cells are None. A matrix cut short (an excerpt, or a tool that died)
 simply lacks rows; ``missing_pairs`` lists the off-diagonal pairs whose figure is missing.
+
+nvbandwidth prints ``N/A`` for a pair it did not measure because the measurement does not apply: the diagonal, and
+GPU pairs without peer access (NVIDIA/nvbandwidth leaves the cell of a pair whose ``enablePeerAccess`` fails empty and
+prints an empty cell as ``N/A``). Those cells are listed in the matrix's ``not_applicable`` and are not missing
+figures; a number that cannot be read is. Its bidirectional test cases print three matrices each, titled
+``... GPU(column) Read1 bandwidth``/``Read2``/``Total`` (``Write1``/``Write2``/``Total`` for the write variants):
+they are kept apart under the tool's own keys, ``<testcase>_read1`` ... ``<testcase>_total``, as its ``SUM`` lines
+name them.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -36,9 +44,12 @@ _DEVICE_RE = re.compile(r'^Device:\s*(\d+),\s*(.*?),\s*pciBusID:\s*([0-9a-fA-F]+
 _ACCESS_RE = re.compile(r'^Device=(\d+)\s+(CAN|CANNOT)\s+Access Peer Device=(\d+)')
 _HEADER_RE = re.compile(r'^\s*(D\\D|GPU|CPU)((?:\s+\d+)+)\s*$')
 _NVB_RUN_RE = re.compile(r'^Running\s+(\S+?)\.?\s*$')
-_NVB_TITLE_RE = re.compile(r'^memcpy\s+(CE|SM)\s+(CPU|GPU)\(row\)\s*(->|<-|<->)\s*(CPU|GPU)\(column\)\s+bandwidth\s*\(([^)]+)\)')
+# the part of a bidirectional test case (Read1, Read2, Write1, Write2, Total) stands between GPU(column) and bandwidth
+_NVB_TITLE_RE = re.compile(r'^memcpy\s+(CE|SM)\s+(CPU|GPU)\(row\)\s*(->|<-|<->)\s*(CPU|GPU)\(column\)\s+'
+                           r'(?:([A-Za-z]+[0-9]*)\s+)?bandwidth\s*\(([^)]+)\)')
 _NVB_COLS_RE = re.compile(r'^\s+(\d+(?:\s+\d+)*)\s*$')
-_NVB_SUM_RE = re.compile(r'^SUM\s+(\S+)\s+([\d.]+)')
+# 'SUM <key> <value>', or '&&&& PERF <key> <value><unit>' with nvbandwidth's perf formatter
+_NVB_SUM_RE = re.compile(r'^(?:SUM|&&&& PERF)\s+(\S+)\s+(\d+(?:\.\d+)?)(?![\d.])')
 # cudaCheckError() in the sample prints "Cuda failure <file>:<line>: '<error string>'" and exits
 _PROBLEM_RE = re.compile(r'(error|failed|failure|not supported|Waived|CUDA_ERROR|no CUDA-capable)', re.IGNORECASE)
 
@@ -48,18 +59,32 @@ def _matrix(title, unit):
 
 
 def missing_pairs(matrix):
-    """Off-diagonal (row, column) pairs of a square GPU matrix whose value is missing. A matrix whose title was
-    printed but whose column header never came (the tool died right after the title, or an excerpt) has no
-    known GPUs: it gives the single pair ``('*', '*')`` (every figure missing), never an empty list."""
+    """Off-diagonal (row, column) pairs of a square GPU matrix whose value is missing (for a matrix whose rows are
+    not GPUs - nvbandwidth's one ``CPU`` row, or the one ``ALL`` row of its all-to-one/one-to-all cases - every
+    cell of its rows). A matrix whose title was printed but whose column header or rows never came (the tool died
+    right after the title, an excerpt, a cut header) gives the single pair ``('*', '*')`` (every figure missing),
+    never an empty list. Cells nvbandwidth printed as ``N/A`` (``not_applicable``) are not missing."""
     ids = matrix['columns']
-    if not ids:
+    if not ids or not matrix['rows']:
         return [('*', '*')]
+    not_applicable = set(tuple(pair) for pair in matrix.get('not_applicable') or ())
     out = []
+    if matrix.get('row_kind', 'GPU') != matrix.get('column_kind', 'GPU'):
+        for src in matrix['rows']:
+            for dst in ids:
+                if matrix['values'][src].get(dst) is None and (src, dst) not in not_applicable:
+                    out.append((src, dst))
+        return out
     for src in ids:
         for dst in ids:
-            if src != dst and matrix['values'].get(src, {}).get(dst) is None:
+            if src != dst and matrix['values'].get(src, {}).get(dst) is None and (src, dst) not in not_applicable:
                 out.append((src, dst))
     return out
+
+
+def not_applicable_pairs(matrix):
+    """Off-diagonal (row, column) pairs the tool printed as ``N/A`` (nvbandwidth: no peer access between them)."""
+    return [tuple(pair) for pair in matrix.get('not_applicable') or () if pair[0] != pair[1]]
 
 
 def parse_p2p(text):
@@ -136,8 +161,12 @@ def parse_p2p(text):
 
 def parse_nvbandwidth(text):
     """Parse nvbandwidth output. ``matrices`` is keyed by test case name (``device_to_device_memcpy_write_ce``
-    ...) with ``engine`` (CE/SM), ``direction`` (``->``, ``<-``, ``<->``), ``row_kind``/``column_kind`` (CPU/GPU)
-    added; ``sums`` maps test case to its ``SUM`` line; ``devices`` lists ``Device N: name`` lines."""
+    ...), for the parts of a bidirectional test case by test case and part (``..._read1``, ``..._read2``,
+    ``..._total``), with ``engine`` (CE/SM), ``direction`` (``->``, ``<-``, ``<->``), ``row_kind``/``column_kind``
+    (CPU/GPU; ``ALL`` for the one row of the all_to_one/one_to_all cases), ``testcase``, ``part`` (``read1`` ...
+    ``total``, None for a single matrix) and ``not_applicable``
+    (``[row, column]`` cells printed ``N/A``) added; ``sums`` maps the key of each ``SUM`` line to its figure;
+    ``devices`` lists ``Device N: name`` lines."""
     result = {'tool': 'nvbandwidth', 'devices': [], 'peer_access': {}, 'matrices': {}, 'sums': {}, 'problems': [],
               'version': None}
     testcase = None
@@ -160,15 +189,25 @@ def parse_nvbandwidth(text):
             continue
         match = _NVB_TITLE_RE.match(stripped)
         if match:
+            part = match.group(5).lower() if match.group(5) else None
             name = testcase or stripped
-            current = _matrix(stripped, match.group(5))
-            current.update(engine=match.group(1), row_kind=match.group(2), direction=match.group(3),
-                           column_kind=match.group(4))
+            if part and testcase:
+                name = '%s_%s' % (testcase, part)
+            current = _matrix(stripped, match.group(6))
+            row_kind = match.group(2)
+            if (testcase or '').startswith(('all_to_one', 'one_to_all')):
+                row_kind = 'ALL'  # one row: all the other GPUs at once, to (from) the GPU of the column
+            elif row_kind == 'CPU' and (testcase or '').startswith('device_to_device'):
+                # some versions title the device-to-device bidirectional parts 'CPU(row) <-> GPU(column)'
+                # (NVIDIA/nvbandwidth testcases_ce.cpp); their rows are GPUs all the same
+                row_kind = 'GPU'
+            current.update(engine=match.group(1), row_kind=row_kind, direction=match.group(3),
+                           column_kind=match.group(4), testcase=testcase, part=part, not_applicable=[])
             result['matrices'][name] = current
             continue
         match = _NVB_SUM_RE.match(stripped)
         if match:
-            result['sums'][match.group(1)] = float(match.group(2))
+            result['sums'][match.group(1)] = to_float(match.group(2))
             current = None
             continue
         if current is not None and not current['columns'] and _NVB_COLS_RE.match(line):
@@ -176,9 +215,11 @@ def parse_nvbandwidth(text):
             continue
         tokens = stripped.split()
         if current is not None and current['columns'] and tokens and _UINT_RE.match(tokens[0]) \
-                and len(tokens) == len(current['columns']) + 1:
+                and len(tokens) == len(current['columns']) + 1 and tokens[0] not in current['values']:
             current['rows'].append(tokens[0])
             current['values'][tokens[0]] = dict(zip(current['columns'], [to_float(t) for t in tokens[1:]]))
+            current['not_applicable'] += [[tokens[0], col] for col, cell in zip(current['columns'], tokens[1:])
+                                          if cell == 'N/A']
             continue
         if _PROBLEM_RE.search(stripped) and not stripped.startswith('NOTE'):
             result['problems'].append(stripped)

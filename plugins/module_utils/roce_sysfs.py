@@ -24,6 +24,27 @@ import re
 
 POINTS = ("np", "rp")
 PARAM_RE = re.compile(r"^[a-z0-9_]+$")
+# Longest names: a netdev name is below IFNAMSIZ (16), an RDMA device name below IB_DEVICE_NAME_MAX (64).
+NETDEV_NAME_MAX = 15
+RDMA_NAME_MAX = 63
+# Known ranges of DCQCN parameter files (mlx5); other parameters must be non-negative integers.
+PARAM_RANGES = {"cnp_dscp": (0, 63), "cnp_802p_prio": (0, 7)}
+
+
+def name_problem(value, max_len):
+    """Why ``value`` is not a plain file name that can be joined below a root, or None when it is one.
+
+    A plain name is 1..max_len characters without ``/``, NUL or whitespace and without ``..``: the
+    value becomes one path component under ``sysfs_root``/``configfs_root`` and must stay there."""
+    if not isinstance(value, str) or not value:
+        return "it is empty"
+    if len(value) > max_len:
+        return "it is %d characters long" % len(value)
+    if "/" in value or "\0" in value or ".." in value or value == ".":
+        return "it contains a path separator, NUL or '..'"
+    if any(c.isspace() for c in value):
+        return "it contains whitespace"
+    return None
 
 
 def _read(path):

@@ -38,7 +38,10 @@ attributes:
     platforms: posix
 options:
   proc_root:
-    description: Directory under which C(proc/net/bonding/) is read. Point it at a recorded tree to test.
+    description:
+      - Directory under which C(proc/net/bonding/) is read. Point it at a recorded tree to test.
+      - Must be an existing directory. A bonding file there that is not UTF-8 text fails the module naming the
+        file and the byte; entries that cannot be read (a directory, no permission) are left out.
     type: path
     default: /
 """
@@ -89,7 +92,8 @@ ansible_facts:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpufleet.cluster.plugins.module_utils.bonding import read_all
+from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
+from ansible_collections.gpufleet.cluster.plugins.module_utils.bonding import BondingReadError, read_all
 
 
 def main():
@@ -97,7 +101,14 @@ def main():
         argument_spec=dict(proc_root=dict(type="path", default="/")),
         supports_check_mode=True,
     )
-    module.exit_json(changed=False, ansible_facts={"bonding": read_all(module.params["proc_root"])})
+    proc_root = module.params["proc_root"]
+    ac.refuse(module, ac.nul_errors(module.params) or ac.root_dir_errors("proc_root", proc_root))
+    try:
+        bonds = read_all(proc_root)
+    except BondingReadError as exc:
+        module.fail_json(msg="proc_root: %s; proc_root must hold the kernel's proc/net/bonding files "
+                             "(ASCII text)" % exc)
+    module.exit_json(changed=False, ansible_facts={"bonding": bonds})
 
 
 if __name__ == "__main__":

@@ -37,7 +37,9 @@ options:
     type: str
     default: dcgmi
   level:
-    description: Run level or test names for C(-r) (C(1) to C(4), or for example C(memory,pcie)).
+    description:
+      - Run level or test names for C(-r) (C(1) to C(4), or for example C(memory,pcie)).
+      - Anything else (an empty string, C(0), C(5), a name starting with C(-)) is refused naming the allowed levels.
     type: str
     default: '1'
   gpus:
@@ -63,7 +65,9 @@ options:
     type: bool
     default: false
   timeout:
-    description: Seconds before dcgmi is killed and the module fails.
+    description:
+      - Seconds before dcgmi is killed and the module fails.
+      - From C(1) to C(2592000) (30 days); other values are refused.
     type: int
     default: 3600
   rung:
@@ -72,6 +76,9 @@ options:
     default: dcgm_diag
 notes:
   - Commands run as argument lists with C(LC_ALL=C).
+  - Bad input is refused before anything runs, with a message naming the option - a NUL byte in any text, a bad
+    O(level) or O(timeout), a GPU id outside 0-1023, a parameter that is not C(test.parameter=value), a O(host)
+    that is empty or starts with C(-), or an O(executable) path that is a directory or not executable.
 seealso:
   - module: gpufleet.cluster.gpu_burn
   - name: dcgmi diag
@@ -174,8 +181,11 @@ stderr_lines:
   elements: str
 '''
 
+import re
+
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
 from ansible_collections.gpufleet.cluster.plugins.module_utils import bench_common as bc
 from ansible_collections.gpufleet.cluster.plugins.module_utils.dcgmi import (
     DcgmiParseError,
@@ -183,6 +193,40 @@ from ansible_collections.gpufleet.cluster.plugins.module_utils.dcgmi import (
     parse_text,
     per_gpu,
 )
+
+
+_TEST_NAME_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_.\- ]*$')
+
+
+def level_errors(level):
+    """``level`` is a run level 1 to 4 or a comma-separated list of test names."""
+    allowed = ('level must be a run level 1, 2, 3 or 4, or comma-separated test names (for example '
+               '"memory,pcie" or "targeted stress")')
+    if level is None or '\x00' in level:
+        return []  # a NUL is reported with the other options
+    text = level.strip()
+    if not text:
+        return ['%s, got an empty string' % allowed]
+    if text.isdigit():
+        return [] if text in ('1', '2', '3', '4') else ['%s, got %r' % (allowed, level)]
+    names = [n.strip() for n in text.split(',')]
+    if not all(_TEST_NAME_RE.match(n) for n in names):
+        return ['%s, got %r' % (allowed, level)]
+    return []
+
+
+def refuse_bad_input(module, params):
+    """Fail naming the option before anything runs."""
+    errors = ac.nul_errors(params) + level_errors(params['level']) + ac.timeout_range(params['timeout'])
+    errors += ac.executable_errors('executable', params['executable'])
+    for i, gpu in enumerate(params['gpus']):
+        errors += ac.int_range('gpus[%d]' % i, gpu, 0, 1023)
+    for i, item in enumerate(params['parameters']):
+        if not item or '=' not in item or item.startswith('-'):
+            errors.append('parameters[%d] must be test.parameter=value (for example '
+                          'pcie.gpu_nvlinks_expected_up=18), got %r' % (i, item))
+    errors += ac.word_errors('host', params['host'])
+    ac.refuse(module, errors, failures=errors)
 
 
 def build_argv(exe, params, json_output):
@@ -251,6 +295,8 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
+    refuse_bad_input(module, params)
+    params['level'] = params['level'].strip()
     rung = params['rung']
     exe = bc.find_executable(module, params['executable'])
     fmt = params['output_format']

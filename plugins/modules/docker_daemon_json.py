@@ -33,6 +33,10 @@ description:
   - Fails, leaving the file untouched, when the file or O(config) is not valid JSON (naming the file
     and the line and column), or when the result has C(hosts) while C(docker.service) passes C(-H)
     to dockerd (dockerd refuses to start then); the message says how to fix it.
+  - Refuses, before reading or writing anything, a NUL byte in any option or O(config) key or value, an
+    O(path) that is empty or not a regular file (see O(path) for symlinks), a O(systemd_root) that is not a
+    directory, a O(dockerd_path) that is a directory or not executable, and a drop-in (C(docker.service.d/*.conf))
+    under O(systemd_root) that is not a regular file.
 author:
   - gpufleet maintainers (@gpufleet)
 extends_documentation_fragment:
@@ -48,6 +52,11 @@ options:
   path:
     description:
       - The daemon configuration file.
+      - When it is a symlink, the file the link points to is updated in place (written through a temporary file
+        next to the target, where O(backup) also puts its copy) and the link stays as it is, so a layout such as
+        C(/etc/docker/daemon.json -> /srv/config/daemon.json) is kept. A symlink loop or a link into a missing
+        directory is refused.
+      - An empty string, a directory, or anything but a regular file is refused before anything is read or written.
     type: path
     default: /etc/docker/daemon.json
   config:
@@ -84,6 +93,7 @@ options:
       - Root under which C(docker.service) and its drop-ins are read (C(etc/systemd/system),
         C(run/systemd/system), C(usr/lib/systemd/system), C(lib/systemd/system)) to detect a C(-H)
         flag that clashes with a C(hosts) key. Point it at a copied tree to test.
+      - Must be an existing directory.
     type: path
     default: /
 notes:
@@ -180,9 +190,11 @@ from ansible_collections.gpufleet.cluster.plugins.module_utils.docker_daemon_jso
     render,
     same,
     unit_fragments,
+    target_path,
     validate_argv,
     validate_outcome,
 )
+from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
 
 
 def read_file(path):
@@ -201,7 +213,7 @@ def read_file(path):
 def find_dockerd(module):
     wanted = module.params["dockerd_path"]
     if wanted:
-        if not os.access(wanted, os.X_OK):
+        if not (os.path.isfile(wanted) and os.access(wanted, os.X_OK)):
             module.fail_json(msg="dockerd_path %s is not an executable file" % wanted)
         return wanted
     return module.get_bin_path("dockerd", opt_dirs=["/usr/sbin", "/usr/bin", "/usr/local/bin"])
@@ -218,7 +230,12 @@ def validate(module, text):
         f.write(to_bytes(text))
     argv = validate_argv(dockerd, tmp)
     path_env = os.path.dirname(dockerd) + os.pathsep + os.environ.get("PATH", "")
-    rc, out, err = module.run_command(argv, environ_update={"LC_ALL": "C", "PATH": path_env})
+    try:
+        rc, out, err = module.run_command(argv, environ_update={"LC_ALL": "C", "PATH": path_env}, errors="replace",
+                                          handle_exceptions=False)
+    except OSError as exc:  # exists and is executable, but the OS cannot start it
+        module.fail_json(msg="dockerd_path %s could not be started: %s (file untouched)" % (dockerd, exc.strerror or exc),
+                         cmd=" ".join(argv))
     outcome, message = validate_outcome(rc, out, err)
     if outcome == "unsupported":
         module.warn("daemon.json not validated: %s has no --validate (Docker >= 23.0 has it)" % dockerd)
@@ -231,7 +248,8 @@ def validate(module, text):
 
 
 def write(module, path, text):
-    """Temp file in the same directory, then atomic_move (keeps the old file's mode, owner, context)."""
+    """Temp file in the same directory, then atomic_move (keeps the old file's mode, owner, context).
+    ``path`` is the resolved target (never a symlink, see target_path)."""
     directory = os.path.dirname(path) or "."
     if not os.path.isdir(directory):
         os.makedirs(directory, 0o755)
@@ -269,15 +287,23 @@ def main():
     )
     p = module.params
     path, state = p["path"], p["state"]
+    errors = ac.nul_errors(p)
+    if not errors:
+        errors += ac.root_dir_errors("systemd_root", p["systemd_root"])
+        if p["dockerd_path"] is not None:
+            errors += ac.executable_errors("dockerd_path", p["dockerd_path"] or "")
+    ac.refuse(module, errors)
     try:
+        real_path = target_path(path)
         config = p["config"]
         if isinstance(config, str):
             config = parse(config, "config")
         elif not isinstance(config, dict):
             raise DaemonJsonError("config must be a dict or JSON object text, not %s" % type(config).__name__)
+        ac.refuse(module, ac.nul_errors({"config": config}))
         if state == "present":
             check_config(config)
-        before_text, before = read_file(path)
+        before_text, before = read_file(real_path)
         after = merge(before, config, state)
     except DaemonJsonError as exc:
         module.fail_json(msg=to_native(exc))
@@ -294,7 +320,10 @@ def main():
                               before_header=path, after_header=path)
 
     if changed or "hosts" in config:
-        clash = hosts_clash(after, unit_fragments(p["systemd_root"]))
+        try:
+            clash = hosts_clash(after, unit_fragments(p["systemd_root"]))
+        except DaemonJsonError as exc:
+            fail(module, result, "%s (file untouched)" % to_native(exc))
         if clash:
             fail(module, result, "%s (file untouched): %s" % (path, clash))
     if changed:
@@ -302,9 +331,9 @@ def main():
             result["validated"] = validate(module, after_text)
         if not module.check_mode:
             if p["backup"] and before_text is not None:
-                result["backup_file"] = module.backup_local(path)
+                result["backup_file"] = module.backup_local(real_path)
             try:
-                write(module, path, after_text)
+                write(module, real_path, after_text)
             except (IOError, OSError) as exc:
                 fail(module, result, "cannot write %s: %s" % (path, to_native(exc)))
     module.exit_json(**result)

@@ -65,6 +65,10 @@ options:
       - Fail when a host deviates. With C(false) the result lists them in RV(deviations) and RV(outliers).
     type: bool
     default: true
+notes:
+  - Host facts that do not have the shape the facts modules (or M(gpufleet.cluster.node_compare)'s C(versions))
+    return, a O(hca_match) that is not a regular expression, or a profile that is not a name fail the task with a
+    message naming the key, before anything is compared.
 seealso:
   - module: gpufleet.cluster.node_compare
   - module: gpufleet.cluster.fw_facts

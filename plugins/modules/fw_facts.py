@@ -92,7 +92,12 @@ options:
     type: bool
     default: false
 notes:
-  - Commands run with C(LC_ALL=C).
+  - Commands run with C(LC_ALL=C). Output bytes that are not UTF-8 are replaced by U+FFFD. A tool that cannot be
+    started is reported like one that failed (a warning, or a failure with O(fail_on_error)).
+  - Bad input is refused before anything runs, with a message naming the option - a NUL byte in any text, a
+    O(sysfs_root) that is not a directory, a tool path that is a directory or not executable, a kernel module
+    name with anything but letters, digits, C(_) and C(-) (no C(../)), a O(fabricmanager_service) that is not a
+    unit name, or a O(fabricmanager_log) that exists but is not a regular file.
   - The rdma-core package version is not reported (use M(ansible.builtin.package_facts)).
 seealso:
   - module: gpufleet.cluster.ib_port_facts
@@ -205,9 +210,12 @@ ansible_facts:
 '''
 
 import os
+import re
 import shlex
 
 from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils.fabricmanager import parse_log, parse_version
 from ansible_collections.gpufleet.cluster.plugins.module_utils.mlx_fw import parse_flint_query, parse_mlxup_query
@@ -236,7 +244,12 @@ class Runner(object):
         return found
 
     def run(self, argv, ok_rcs=(0,)):
-        rc, out, err = self.module.run_command(argv, environ_update={'LC_ALL': 'C'})
+        # bytes that are not UTF-8 (a garbled tool) become U+FFFD instead of lone surrogates in the facts
+        try:
+            rc, out, err = self.module.run_command(argv, environ_update={'LC_ALL': 'C'}, errors='replace',
+                                                   handle_exceptions=False)
+        except OSError as exc:  # found and executable, but the OS cannot start it
+            rc, out, err = 127, '', 'cannot be started: %s' % (exc.strerror or exc)
         if rc not in ok_rcs:
             detail = (err.strip() or out.strip() or 'no output').splitlines()[-1]
             msg = '%s failed (rc=%d) - %s' % (' '.join(shlex.quote(a) for a in argv), rc, detail)
@@ -280,7 +293,7 @@ def fabricmanager_facts(runner, params):
         if systemctl:
             # is-active: rc 0 active, 3 inactive/failed/unknown unit; stdout says which
             rc, out, dummy = runner.module.run_command([systemctl, 'is-active', params['fabricmanager_service']],
-                                                       environ_update={'LC_ALL': 'C'})
+                                                       environ_update={'LC_ALL': 'C'}, errors='replace')
             state = out.strip().splitlines()
             facts['service_state'] = state[0] if state else None
     log = params['fabricmanager_log']
@@ -295,6 +308,29 @@ def fabricmanager_facts(runner, params):
         except (IOError, OSError) as exc:
             runner.module.warn('cannot read %s: %s' % (log, exc))
     return facts
+
+
+def refuse_bad_input(module, p):
+    """Fail naming the option before anything runs."""
+    errors = ac.nul_errors(p)
+    if not errors:
+        errors += ac.root_dir_errors('sysfs_root', p['sysfs_root'])
+        for opt in ('mstflint_path', 'flint_path', 'mlxup_path', 'ofed_info_path', 'fabricmanager_path'):
+            if p[opt]:
+                errors += ac.executable_errors(opt, p[opt])
+        for i, name in enumerate(p['kernel_modules']):
+            if not re.match(r'^[A-Za-z0-9_-]+$', name or ''):
+                errors.append('kernel_modules[%d] must be a kernel module name (letters, digits, "_" and "-"), got %r'
+                              % (i, name))
+        service = p['fabricmanager_service']
+        if service and (service.startswith('-') or not re.match(r'^[A-Za-z0-9@._:\\-]+$', service)):
+            errors.append('fabricmanager_service must be a systemd unit name (or an empty string to skip), got %r'
+                          % p['fabricmanager_service'])
+        log = p['fabricmanager_log']
+        if log and os.path.lexists(log) and not os.path.isfile(log):
+            errors.append('fabricmanager_log %s is %s; fabricmanager_log must be a log file (or an empty string to skip)'
+                          % (log, 'a directory' if os.path.isdir(log) else 'not a regular file'))
+    ac.refuse(module, errors)
 
 
 def main():
@@ -316,6 +352,7 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
+    refuse_bad_input(module, p)
     runner = Runner(module)
     root = p['sysfs_root']
 

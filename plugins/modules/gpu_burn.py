@@ -40,7 +40,7 @@ options:
         when it is a path, else the current directory.
     type: path
   duration:
-    description: Seconds to burn (the tool's last argument).
+    description: Seconds to burn (the tool's last argument), from C(1) to C(2592000).
     type: int
     default: 60
   doubles:
@@ -60,7 +60,9 @@ options:
     elements: str
     default: []
   timeout:
-    description: Seconds before the run is killed; default O(duration) plus 300.
+    description:
+      - Seconds before the run is killed; default O(duration) plus 300.
+      - From C(1) to C(2592000) (30 days); other values are refused.
     type: int
   expected_gpus:
     description: Fail unless exactly this many GPUs were tested.
@@ -77,6 +79,10 @@ options:
     default: gpu_burn
 notes:
   - Commands run as argument lists with C(LC_ALL=C).
+  - Bad input is refused before anything runs, with a message naming the option - a NUL byte in any text, a
+    O(duration) or O(timeout) out of range, O(expected_gpus) below 1, O(max_temp_c) outside 1-200, a negative
+    O(min_gflops), a O(memory) that is neither MB nor a percentage, a O(chdir) that is not a directory, or an
+    O(executable) path that is a directory or not executable.
 seealso:
   - module: gpufleet.cluster.dcgm_diag
 '''
@@ -169,9 +175,11 @@ stderr_lines:
 '''
 
 import os
+import re
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
 from ansible_collections.gpufleet.cluster.plugins.module_utils import bench_common as bc
 from ansible_collections.gpufleet.cluster.plugins.module_utils.gpu_burn import parse
 
@@ -234,6 +242,24 @@ def evaluate(parsed, params, rung, cmd, environ=None):
     return failures
 
 
+def refuse_bad_input(module, params):
+    """Fail naming the option before anything runs."""
+    errors = ac.nul_errors(params) + ac.timeout_range(params['timeout'])
+    errors += ac.int_range('duration', params['duration'], 1, ac.MAX_TIMEOUT, 'seconds')
+    errors += ac.executable_errors('executable', params['executable'])
+    errors += ac.int_range('expected_gpus', params['expected_gpus'], 1)
+    errors += ac.int_range('max_temp_c', params['max_temp_c'], 1, 200, 'degrees C')
+    errors += ac.min_number('min_gflops', params['min_gflops'])
+    chdir = params['chdir']
+    if chdir is not None and '\x00' not in chdir and not os.path.isdir(chdir):
+        errors.append('chdir must be an existing directory, got %r' % chdir)
+    if params['memory'] is not None and '\x00' not in params['memory'] \
+            and not re.match(r'^[0-9]+(\.[0-9]+)?%?$', params['memory'].strip()):
+        errors.append('memory must be MB (for example 8000) or a percentage (for example 90%%), got %r'
+                      % params['memory'])
+    ac.refuse(module, errors, failures=errors)
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -253,6 +279,7 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
+    refuse_bad_input(module, params)
     rung = params['rung']
     exe = bc.find_executable(module, params['executable'])
     argv = [exe or params['executable']]

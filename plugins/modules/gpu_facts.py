@@ -47,6 +47,9 @@ options:
   executable:
     description:
       - Name or path of C(nvidia-smi). A name is looked up on E(PATH) and in the usual sbin directories.
+      - An empty string, a NUL byte, or a path that is a directory or not executable is refused. Output of
+        C(nvidia-smi -q -x) that is not UTF-8 text fails the module (C(topo -m) output that is not leaves the
+        topology empty with a warning).
     type: str
     default: nvidia-smi
   topology:
@@ -335,6 +338,7 @@ import shlex
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
 from ansible_collections.gpufleet.cluster.plugins.module_utils.nvidia_smi import (
     NvidiaSmiNoDevices,
     NvidiaSmiParseError,
@@ -360,7 +364,18 @@ def _find(module, executable):
 
 
 def _run(module, argv):
-    return module.run_command(argv, environ_update={'LC_ALL': 'C'})
+    """(rc, stdout, stderr, bad_byte): stdout decoded as UTF-8 (nvidia-smi prints ASCII/UTF-8), or ''
+    with the offset of the first byte that is not UTF-8 in bad_byte; stderr decoded leniently."""
+    try:
+        rc, out, err = module.run_command(argv, environ_update={'LC_ALL': 'C'}, encoding=None, handle_exceptions=False)
+    except OSError as exc:  # exists and is executable, but the OS cannot start it (no #!, wrong architecture)
+        module.fail_json(msg='%s could not be started: %s; executable must be nvidia-smi'
+                             % (_cmdline(argv), exc.strerror or exc), cmd=_cmdline(argv))
+    err = err.decode('utf-8', 'replace')
+    try:
+        return rc, out.decode('utf-8'), err, None
+    except UnicodeDecodeError as exc:
+        return rc, '', err, exc.start
 
 
 def _fail_no_devices(module, argv, rc, out, err):
@@ -379,6 +394,8 @@ def main():
         ),
         supports_check_mode=True,
     )
+    ac.refuse(module, ac.nul_errors(module.params)
+              or ac.executable_errors('executable', module.params['executable']))
     exe = _find(module, module.params['executable'])
     if exe is None:
         facts = dict(executable=None, driver_version=None, cuda_version=None, attached_gpus=0,
@@ -386,7 +403,11 @@ def main():
         module.exit_json(changed=False, msg=NOT_FOUND_MSG, ansible_facts=dict(nvidia_gpu=facts))
 
     argv = [exe, '-q', '-x']
-    rc, out, err = _run(module, argv)
+    rc, out, err, bad_byte = _run(module, argv)
+    if bad_byte is not None:
+        module.fail_json(msg='%s printed output that is not UTF-8 text (byte %d, rc=%d); executable must be nvidia-smi, '
+                             'whose -q -x output is UTF-8 XML' % (_cmdline(argv), bad_byte, rc),
+                         cmd=_cmdline(argv), rc=rc, stderr=err)
     if rc != 0 and _NO_DEVICES_RE.search(out + '\n' + err):
         _fail_no_devices(module, argv, rc, out, err)
     if rc != 0:
@@ -404,8 +425,10 @@ def main():
     topo = {}
     if module.params['topology'] and facts['count']:
         targv = [exe, 'topo', '-m']
-        trc, tout, terr = _run(module, targv)
-        if trc != 0:
+        trc, tout, terr, tbad = _run(module, targv)
+        if tbad is not None:
+            module.warn('%s printed output that is not UTF-8 text (byte %d); topology left empty' % (_cmdline(targv), tbad))
+        elif trc != 0:
             module.warn('%s failed (rc=%d): %s; topology left empty'
                         % (_cmdline(targv), trc, terr.strip() or tout.strip() or 'no output'))
         else:

@@ -38,6 +38,7 @@ notes:
   - Counter values are reported as the kernel shows them; C(port_rcv_data) and C(port_xmit_data)
     count 4-octet words, and 32-bit counters saturate at 4294967295 on old HCAs.
   - Keys are device names and port numbers as strings, so use C(ansible_facts.infiniband['mlx5_0'].ports['1']).
+  - O(sysfs_root) must be an existing directory; an empty string or a NUL byte is refused.
 seealso:
   - module: gpufleet.cluster.gpu_facts
   - module: gpufleet.cluster.fw_facts
@@ -234,6 +235,7 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
 from ansible_collections.gpufleet.cluster.plugins.module_utils.sysfs_ib import collect
 
 
@@ -244,6 +246,7 @@ def main():
         ),
         supports_check_mode=True,
     )
+    ac.refuse(module, ac.nul_errors(module.params) or ac.root_dir_errors('sysfs_root', module.params['sysfs_root']))
     devices = collect(module.params['sysfs_root'])
     module.exit_json(changed=False, ansible_facts=dict(infiniband=devices))
 

@@ -21,10 +21,27 @@ description:
   - Idempotent - current and wanted affinities are compared as CPU sets; only differing IRQs are
     written, then read back; the module fails naming IRQs the kernel did not take.
   - A running irqbalance moves IRQs again. By default the module only reports it (a warning and
-    C(irqbalance.running)); I(irqbalance=stop) stops the service, I(irqbalance=ban) adds
-    C(--banirq=N) for these IRQs to C(IRQBALANCE_ARGS) in I(irqbalance_config) and restarts a running
-    irqbalance. C(--banirq) is used rather than C(IRQBALANCE_BANNED_CPULIST), which would take whole
-    CPUs away from irqbalance instead of leaving just these IRQs alone.
+    C(irqbalance.running)); I(irqbalance=stop) stops the service, I(irqbalance=ban) makes the
+    C(--banirq=N) arguments of this device in C(IRQBALANCE_ARGS) of I(irqbalance_config) exactly these
+    IRQs and restarts a running irqbalance. C(--banirq) is used rather than
+    C(IRQBALANCE_BANNED_CPULIST), which would take whole CPUs away from irqbalance instead of leaving
+    just these IRQs alone.
+  - The edit of I(irqbalance_config) reads the file as shell assignments - C(NAME=value),
+    C(NAME="value"), C(NAME='value'), optional C(export), a trailing C(# comment). Only the last
+    assignment of C(IRQBALANCE_ARGS) is edited, because it is the one that counts (shell and systemd
+    C(EnvironmentFile=) alike); earlier ones are left as they are. Its quoting, C(export) and comment
+    are kept (an unquoted value that gets a second word is put in double quotes); every other line
+    stays as it is. Without an assignment, one is appended. A value glued from several quoted parts,
+    an unclosed quote or a command after the value is refused.
+  - >-
+    Which bans are the module's - a comment line
+    C(# gpufleet.cluster.irq_affinity bans of PCI_ADDRESS: IRQS) above the assignment records the IRQs
+    the module added for that device. A recorded C(--banirq=N) that the device no longer needs (its
+    IRQ numbers changed) is removed, unless another device's record holds it too. Bans without a
+    record are the operator's and are kept; remove the record line to hand a ban over to the operator.
+  - Every option is checked before the first change. The irqbalance file is written first, then
+    irqbalance is stopped or restarted, then the IRQs are pinned; when a step fails after an earlier
+    one changed something, the module fails with C(changed=true) and the message lists what was done.
   - Affinity written to C(/proc) does not survive a reboot or a driver reload; the role
     C(gpufleet.cluster.irq_affinity) persists device, name
     filter and CPU order and re-pins at boot with C(gpufleet-irq-affinity@NAME.service).
@@ -41,10 +58,14 @@ attributes:
     platforms: posix
 options:
   device:
-    description: PCI address of the device, for example C(0000:81:00.0). One of I(device) and I(interface) is required.
+    description:
+      - PCI address of the device, for example C(0000:81:00.0) (DOMAIN:BUS:DEVICE.FUNCTION in hex).
+        One of I(device) and I(interface) is required.
     type: str
   interface:
-    description: Netdev whose PCI device is meant (C(/sys/class/net/IF/device)).
+    description:
+      - Netdev whose PCI device is meant (C(/sys/class/net/IF/device)); a netdev name of 1-15 characters
+        without C(/), C(:), NUL, whitespace or C(..).
     type: str
   policy:
     description:
@@ -55,16 +76,24 @@ options:
     choices: [local-node, spread, explicit]
     default: local-node
   cpus:
-    description: CPUs for I(policy=explicit); items are CPU numbers or kernel cpulists (C(8-15)).
+    description:
+      - CPUs for I(policy=explicit); items are CPU numbers or kernel cpulists (C(8-15), lowest first).
+      - Every CPU must be online. CPU numbers above the host's highest CPU (C(possible), else
+        C(present), else C(online) in C(/sys/devices/system/cpu/); 8191 when sysfs tells none) are
+        refused before any list is built.
     type: list
     elements: str
   reserved_cpus:
-    description: CPUs never given an IRQ (for example GPU feeder threads); numbers or cpulists.
+    description:
+      - CPUs never given an IRQ (for example GPU feeder threads); numbers or cpulists, bounded like I(cpus)
+        (offline CPUs are allowed).
     type: list
     elements: str
     default: []
   irq_name_regex:
-    description: Only IRQs whose C(/proc/interrupts) name matches this regular expression (for example C(mlx5_comp)).
+    description:
+      - Only IRQs whose C(/proc/interrupts) name matches this Python regular expression (for example
+        C(mlx5_comp)). An expression that does not compile is refused.
     type: str
   irqbalance:
     description: What to do about a running irqbalance (see description).
@@ -72,15 +101,20 @@ options:
     choices: [report, stop, ban]
     default: report
   irqbalance_config:
-    description: irqbalance environment file for I(irqbalance=ban) (C(/etc/sysconfig/irqbalance) on RHEL).
+    description:
+      - irqbalance environment file for I(irqbalance=ban) (C(/etc/sysconfig/irqbalance) on RHEL).
+      - An absolute path of a file, not a directory (checked whatever I(irqbalance) is); missing parent
+        directories are created.
     type: path
     default: /etc/default/irqbalance
   proc_root:
-    description: Directory under which C(proc/) is read and written. Point it at a fixture tree to test.
+    description:
+      - Directory under which C(proc/) is read and written (absolute, with a C(proc/) directory). Point it
+        at a fixture tree to test.
     type: path
     default: /
   sysfs_root:
-    description: Directory under which C(sys/) is read.
+    description: Directory under which C(sys/) is read (absolute, with a C(sys/) directory).
     type: path
     default: /
 """
@@ -125,24 +159,91 @@ diff:
   elements: dict
 """
 
+import errno
 import os
+import re
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufleet.cluster.plugins.module_utils import irq as irq_utils
 
 
-def cpus_param(module, name):
+def cpus_param(params, name, max_cpu, source, errors):
+    """Set of CPUs of the option ``name``; a bad item goes to ``errors`` (naming the option and what is
+    allowed). Ranges are checked against ``max_cpu`` before anything is expanded."""
+    where = "this host's CPUs, %s" % source if source else \
+        "no CPU list in sysfs: %d is the largest CPU count Linux is built for" % irq_utils.MAX_CPUS
+    allowed = "CPU numbers 0-%d (%s) or ranges of them like 8-15, lowest first" % (max_cpu, where)
     out = set()
-    for item in module.params[name] or []:
+    for item in params[name] or []:
         try:
-            out.update(irq_utils.parse_cpulist(str(item)))
-        except ValueError:
-            module.fail_json(msg="%s: %r is not a CPU number or cpulist" % (name, item))
+            ranges = irq_utils.cpulist_ranges(str(item))
+        except ValueError as exc:
+            errors.append("%s: %r is not a CPU number or cpulist (%s); allowed are %s" % (name, item, exc, allowed))
+            continue
+        highest = max([high for dummy, high in ranges] or [0])
+        if highest > max_cpu:
+            errors.append("%s: %r names CPU %d; allowed are %s" % (name, item, highest, allowed))
+            continue
+        for low, high in ranges:
+            out.update(range(low, high + 1))
     return out
 
 
-def candidates(module, dev):
+def config_path_problem(path):
+    """Why ``path`` cannot be the irqbalance environment file (read-only look), or None."""
+    if not os.path.isabs(path):
+        return "an absolute file path is needed (for example /etc/default/irqbalance), got %r" % path
+    if path.endswith("/") or os.path.isdir(path):
+        return "%s is a directory; the irqbalance environment file is needed (for example " \
+               "/etc/default/irqbalance or /etc/sysconfig/irqbalance)" % path
+    if os.path.lexists(path) and not os.path.isfile(path):
+        return "%s exists and is not a regular file" % path
+    ancestor = os.path.dirname(path)
+    while not os.path.lexists(ancestor) and os.path.dirname(ancestor) != ancestor:
+        ancestor = os.path.dirname(ancestor)
+    if not os.path.isdir(ancestor):
+        return "%s cannot be created: %s is not a directory" % (path, ancestor)
+    return None
+
+
+def validate(module):
+    """Check every option before anything is read from the device or changed. Returns
+    (explicit CPUs, reserved CPUs)."""
+    p = module.params
+    errors = []
+    if p["device"] is not None and not irq_utils.PCI_ADDRESS_RE.match(p["device"]):
+        errors.append("device: %r is not a PCI address; allowed is DOMAIN:BUS:DEVICE.FUNCTION in hex, "
+                      "for example 0000:81:00.0" % p["device"])
+    if p["interface"] is not None:
+        why = irq_utils.netdev_name_problem(p["interface"])
+        if why:
+            errors.append("interface: %r is not a netdev name (%s); allowed are 1-%d characters without '/', "
+                          "':', NUL, whitespace or '..'" % (p["interface"], why, irq_utils.NETDEV_NAME_MAX))
+    if p["irq_name_regex"] is not None:
+        try:
+            re.compile(p["irq_name_regex"])
+        except (re.error, TypeError, ValueError, OverflowError, RecursionError) as exc:
+            errors.append("irq_name_regex: %r is not a valid Python regular expression (%s)"
+                          % (p["irq_name_regex"], exc))
+    for key, sub in (("proc_root", "proc"), ("sysfs_root", "sys")):
+        if not os.path.isabs(p[key]):
+            errors.append("%s: an absolute directory path is needed, got %r" % (key, p[key]))
+        elif not os.path.isdir(os.path.join(p[key], sub)):
+            errors.append("%s: %s has no %s/ directory; allowed is the directory %s/ is below (default /)"
+                          % (key, p[key], sub, sub))
+    max_cpu, source = irq_utils.host_max_cpu(p["sysfs_root"])
+    wanted = cpus_param(p, "cpus", max_cpu, source, errors)
+    reserved = cpus_param(p, "reserved_cpus", max_cpu, source, errors)
+    why = config_path_problem(p["irqbalance_config"])
+    if why:
+        errors.append("irqbalance_config: %s" % why)
+    if errors:
+        module.fail_json(msg="; ".join(errors), changed=False)
+    return wanted, reserved
+
+
+def candidates(module, dev, wanted, reserved):
     p = module.params
     root = p["sysfs_root"]
     online = set(irq_utils.online_cpus(root))
@@ -154,39 +255,80 @@ def candidates(module, dev):
     if online:
         local &= online
     if p["policy"] == "explicit":
-        wanted = cpus_param(module, "cpus")
         if not wanted:
-            module.fail_json(msg="policy=explicit needs cpus")
+            module.fail_json(msg="cpus: policy=explicit needs at least one CPU", changed=False)
         offline = sorted(wanted - online) if online else []
         if offline:
-            module.fail_json(msg="cpus %s are not online (online: %s)" % (
-                irq_utils.format_cpulist(offline), irq_utils.format_cpulist(online)))
+            module.fail_json(msg="cpus: %s are not online; allowed are the online CPUs %s" % (
+                irq_utils.format_cpulist(offline), irq_utils.format_cpulist(online)), changed=False)
         ordered = irq_utils.core_order(root, wanted)
     elif p["policy"] == "spread":
         ordered = irq_utils.core_order(root, local) + irq_utils.core_order(root, (online or local) - local)
     else:
         ordered = irq_utils.core_order(root, local)
-    reserved = cpus_param(module, "reserved_cpus")
     result = [c for c in ordered if c not in reserved]
     if not result:
-        module.fail_json(msg="no CPU left for the IRQs (policy %s, reserved %s)" % (
-            p["policy"], irq_utils.format_cpulist(reserved)))
+        module.fail_json(msg="reserved_cpus: no CPU left for the IRQs (policy %s, reserved %s)" % (
+            p["policy"], irq_utils.format_cpulist(reserved)), changed=False)
     return result
 
 
+def read_config(module, path):
+    """Text of the irqbalance file; None when it does not exist. Other read errors fail (before any
+    change): an unreadable file must not be replaced by one holding only the bans."""
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+            return handle.read()
+    except (IOError, OSError) as exc:
+        if exc.errno == errno.ENOENT:
+            return None
+        module.fail_json(msg="irqbalance_config: cannot read %s: %s" % (path, exc), changed=False)
+
+
 def write_file_atomic(module, path, text):
-    directory = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".irqbalance.")
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text)
-    module.atomic_move(tmp, path, unsafe_writes=False)
+    """Write ``text`` to ``path`` through a temp file in the same directory and ``atomic_move``.
+
+    Returns None, or the reason of the failure; then the temp file and the directories made here are
+    gone again (also when ``atomic_move`` ends the module itself, as older ansible-core does)."""
+    directory = os.path.dirname(path)
+    made, tmp = [], None
+    try:
+        missing = []
+        while not os.path.isdir(directory) and os.path.dirname(directory) != directory:
+            missing.append(directory)
+            directory = os.path.dirname(directory)
+        for item in reversed(missing):
+            os.mkdir(item, 0o755)
+            made.append(item)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".irqbalance.")
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o644)
+        module.atomic_move(tmp, path, unsafe_writes=False)
+        tmp, made = None, []
+        return None
+    except Exception as exc:  # pylint: disable=broad-except  # atomic_move raises a bare Exception
+        return str(exc) or exc.__class__.__name__
+    finally:
+        if tmp is not None and os.path.lexists(tmp):
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        for item in reversed(made):
+            try:
+                os.rmdir(item)
+            except OSError:
+                pass
 
 
-def handle_irqbalance(module, irqs, result, warnings):
+def plan_irqbalance(module, irqs, address, warnings):
+    """What to do about irqbalance, computed without changing anything: (info, plan) where plan holds
+    ``write`` (new file text or None), ``old``, ``systemctl`` (argv to run or None)."""
     p = module.params
     pids = irq_utils.irqbalance_pids(p["proc_root"])
     info = {"running": bool(pids), "pids": pids, "action": "none", "config_changed": False}
-    changed = False
+    plan = {"write": None, "old": None, "systemctl": None}
     if p["irqbalance"] == "report":
         if pids:
             info["action"] = "report"
@@ -195,35 +337,21 @@ def handle_irqbalance(module, irqs, result, warnings):
     elif p["irqbalance"] == "stop":
         if pids:
             info["action"] = "stopped"
-            changed = True
-            if not module.check_mode:
-                systemctl = module.get_bin_path("systemctl", required=True)
-                rc, out, err = module.run_command([systemctl, "stop", "irqbalance"])
-                if rc != 0:
-                    module.fail_json(msg="systemctl stop irqbalance failed: %s" % (err or out).strip(), **result)
+            plan["systemctl"] = [module.get_bin_path("systemctl", required=True), "stop", "irqbalance"]
     else:
         path = p["irqbalance_config"]
+        old = read_config(module, path)
         try:
-            with open(path) as handle:
-                old = handle.read()
-        except (IOError, OSError):
-            old = None
-        new = irq_utils.irqbalance_config_with_bans(old or "", irqs)
+            new = irq_utils.irqbalance_config_with_bans(old or "", irqs, address)
+        except ValueError as exc:
+            module.fail_json(msg="irqbalance_config: %s: %s" % (path, exc), changed=False)
         info["action"] = "banned"
         if new != old:
-            info["config_changed"] = changed = True
-            result.setdefault("diff_extra", {"before": old or "", "after": new})
-            if not module.check_mode:
-                if not os.path.isdir(os.path.dirname(path)):
-                    os.makedirs(os.path.dirname(path), 0o755)
-                write_file_atomic(module, path, new)
-                if pids:
-                    systemctl = module.get_bin_path("systemctl", required=True)
-                    rc, out, err = module.run_command([systemctl, "restart", "irqbalance"])
-                    if rc != 0:
-                        module.fail_json(msg="systemctl restart irqbalance failed: %s" % (err or out).strip(),
-                                         **result)
-    return info, changed
+            info["config_changed"] = True
+            plan["write"], plan["old"] = new, old
+            if pids:
+                plan["systemctl"] = [module.get_bin_path("systemctl", required=True), "restart", "irqbalance"]
+    return info, plan
 
 
 def main():
@@ -245,26 +373,35 @@ def main():
         required_if=[["policy", "explicit", ["cpus"]]],
         supports_check_mode=True,
     )
+    # 1. Every option, then the device, read-only.
+    wanted_cpus, reserved = validate(module)
     p = module.params
     address = p["device"] or irq_utils.pci_address_of(p["sysfs_root"], p["interface"])
     if not address:
-        module.fail_json(msg="netdev %s has no PCI device under %s" % (p["interface"], p["sysfs_root"]))
+        module.fail_json(msg="interface: netdev %s has no PCI device under %s" % (p["interface"], p["sysfs_root"]),
+                         changed=False)
     dev = irq_utils.read_device(p["sysfs_root"], address)
     if not dev["exists"]:
-        module.fail_json(msg="PCI device %s not found in %s" % (address, irq_utils.pci_dir(p["sysfs_root"], address)))
+        module.fail_json(msg="PCI device %s not found in %s" % (address, irq_utils.pci_dir(p["sysfs_root"], address)),
+                         changed=False)
     if dev["msi_irqs"] is None:
-        module.fail_json(msg="PCI device %s has no msi_irqs/ (no MSI/MSI-X in use: is the driver bound?)" % address)
+        module.fail_json(msg="PCI device %s has no msi_irqs/ (no MSI/MSI-X in use: is the driver bound?)" % address,
+                         changed=False)
     interrupts = irq_utils.read_interrupts(p["proc_root"])
+    if not interrupts:
+        module.fail_json(msg="proc_root: %s/proc/interrupts is missing or does not read as a table of numbered "
+                             "IRQs; nothing was changed" % p["proc_root"].rstrip("/"), changed=False)
     irqs = irq_utils.device_irqs(interrupts, dev["msi_irqs"], address, p["irq_name_regex"])
     if not irqs:
-        module.fail_json(msg="no IRQs of %s%s" % (address, " match %r" % p["irq_name_regex"]
-                                                  if p["irq_name_regex"] else ""))
+        module.fail_json(msg="no IRQs of %s%s" % (address, " match irq_name_regex %r" % p["irq_name_regex"]
+                                                  if p["irq_name_regex"] else ""), changed=False)
     missing = [i for i in irqs if not os.path.isdir(os.path.join(p["proc_root"], "proc", "irq", str(i)))]
     if missing:
         module.fail_json(msg="IRQs %s of %s are absent from %s/proc/irq" % (
-            ", ".join(str(i) for i in missing), address, p["proc_root"].rstrip("/")))
+            ", ".join(str(i) for i in missing), address, p["proc_root"].rstrip("/")), changed=False)
 
-    cpus = candidates(module, dev)
+    # 2. Compute: the CPUs, the affinity of each IRQ, what to do about irqbalance.
+    cpus = candidates(module, dev, wanted_cpus, reserved)
     wanted = irq_utils.plan(irqs, cpus)
     plan, before, after, todo = [], {}, {}, []
     for irq in irqs:
@@ -278,32 +415,49 @@ def main():
         after[str(irq)] = irq_utils.format_cpulist(want)
         if differs:
             todo.append(irq)
-
-    result = dict(device={"address": address, "numa_node": dev["numa_node"], "cpus": cpus}, plan=plan)
     warnings = []
-    info, ib_changed = handle_irqbalance(module, irqs, result, warnings)
-    diff_extra = result.pop("diff_extra", None)
-    result["irqbalance"] = info
-    changed = bool(todo) or ib_changed
-    if todo and not module.check_mode:
+    info, ib_plan = plan_irqbalance(module, irqs, address, warnings)
+    result = dict(device={"address": address, "numa_node": dev["numa_node"], "cpus": cpus}, plan=plan,
+                  irqbalance=info)
+    changed = bool(todo or ib_plan["write"] is not None or ib_plan["systemctl"])
+
+    # 3. Act: irqbalance file, irqbalance service, then the IRQs. A failure after a change reports it.
+    if not module.check_mode:
+        done = []
+
+        def fail(msg):
+            if done:
+                msg = "%s; applied before this failure: %s" % (msg, "; ".join(done))
+            module.fail_json(msg=msg, changed=bool(done), **result)
+
+        if ib_plan["write"] is not None:
+            why = write_file_atomic(module, p["irqbalance_config"], ib_plan["write"])
+            if why:
+                fail("irqbalance_config: cannot write %s: %s" % (p["irqbalance_config"], why))
+            done.append("%s written" % p["irqbalance_config"])
+        if ib_plan["systemctl"]:
+            rc, out, err = module.run_command(ib_plan["systemctl"])
+            if rc != 0:
+                fail("%s failed (rc %d): %s" % (" ".join(ib_plan["systemctl"]), rc, (err or out).strip()))
+            done.append(" ".join(ib_plan["systemctl"][1:]))
         for irq in todo:
+            text = irq_utils.format_cpulist(wanted[irq])
             try:
                 with open(irq_utils.irq_affinity_path(p["proc_root"], irq), "w") as handle:
-                    handle.write(irq_utils.format_cpulist(wanted[irq]) + "\n")
+                    handle.write(text + "\n")
             except (IOError, OSError) as exc:
-                module.fail_json(msg="cannot pin IRQ %d to %s: %s" % (
-                    irq, irq_utils.format_cpulist(wanted[irq]), exc), changed=True, **result)
+                fail("cannot pin IRQ %d to %s: %s" % (irq, text, exc))
+            done.append("IRQ %d -> %s" % (irq, text))
         refused = [i for i in todo if set(irq_utils.read_affinity(p["proc_root"], i) or []) != set(wanted[i])]
         if refused:
-            module.fail_json(msg="the kernel did not take the affinity of IRQs %s" % ", ".join(str(i) for i in refused),
-                             changed=True, **result)
+            fail("the kernel did not take the affinity of IRQs %s" % ", ".join(str(i) for i in refused))
     result["changed"] = changed
     if changed or module._diff:
         result["diff"] = [dict(before_header="smp_affinity_list", after_header="smp_affinity_list",
                                before=before, after=after)]
-        if diff_extra:
+        if ib_plan["write"] is not None:
             result["diff"].append(dict(before_header=p["irqbalance_config"], after_header=p["irqbalance_config"],
-                                       before=diff_extra["before"], after=diff_extra["after"]))
+                                       before=ib_plan["old"] or "", after=ib_plan["write"]))
     for warning in warnings:
         module.warn(warning)
     module.exit_json(**result)

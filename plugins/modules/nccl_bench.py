@@ -25,6 +25,14 @@ description:
     when an old-layout C(error) cell carries the tool's C(*) (error above its threshold), when C(Avg bus bandwidth)
     is followed by C(FAILED) (rccl-tests with C(NCCL_TESTS_MIN_BW)), or when a threshold is not met. A threshold
     whose figure is missing is a failure, never a pass.
+  - The module also fails when the output holds a failure line (C(Test NCCL failure), C(Test CUDA failure),
+    C(Test failure), C(mpirun noticed) ...), even when the process exited 0 - for example a script that runs several
+    binaries one after the other. Each run in the output is listed in RV(runs); the message names the run (its
+    number, the binary when the log names it, and the line it started on) and the failure lines, and in a log of
+    several runs a run whose table never came or never closed fails too.
+  - Lines that are not rows of the table (such as the bare continuation lines of a multi-line C(NCCL INFO) message
+    with C(NCCL_DEBUG=INFO)) are skipped; a line counts as a row, or as a damaged one, only when it has the table's
+    shape.
   - An output that is cut off or garbled is never accepted, with or without thresholds - the module fails when the
     closing C(# Out of bounds values)/C(# Avg bus bandwidth) lines do not follow the table (RV(complete) is
     C(false)) or when any line that started a data row could not be read (RV(malformed)).
@@ -75,6 +83,8 @@ options:
     description:
       - NCCL/UCX environment (C(NCCL_IB_HCA), C(NCCL_SOCKET_IFNAME), C(NCCL_IB_GID_INDEX),
         C(NCCL_TOPO_FILE), C(NCCL_DEBUG), C(UCX_NET_DEVICES) ...), passed through to every rank.
+      - Names must be non-empty and hold no C(=) or NUL byte; values are strings or numbers without a NUL byte.
+        Anything else is refused before the run.
     type: dict
     default: {}
   begin_size:
@@ -109,7 +119,9 @@ options:
     elements: str
     default: []
   timeout:
-    description: Seconds before the run is killed (its whole process group) and the module fails.
+    description:
+      - Seconds before the run is killed (its whole process group) and the module fails.
+      - From C(1) to C(2592000) (30 days); other values are refused.
     type: int
     default: 1800
   min_busbw:
@@ -132,6 +144,9 @@ options:
     default: nccl
 notes:
   - Commands run as argument lists with C(LC_ALL=C); the launcher also gets C(-x LC_ALL=C).
+  - Bad input is refused before anything runs, with a message naming the option - a NUL byte in any text, a counter
+    below 1 (O(warmup_iterations) below 0), a negative threshold, a O(begin_size) above O(end_size), a host that is
+    empty, starts with C(-) or holds a comma or a space, or an O(executable) path that is a directory or not executable.
   - The bandwidth checked against O(min_busbw) is the out-of-place C(busbw) column, the figure NCCL
     performance reports quote.
 seealso:
@@ -299,6 +314,16 @@ avg_busbw_status:
   returned: when run
   type: str
   version_added: 0.2.0
+runs:
+  description:
+    - One entry per run in the output (a log may hold several binaries or collectives one after the other), each with
+      C(index) (from 1), C(line) (the output line the run started on), C(binary) (when the output names it, else
+      C(null)), C(rows) (data rows read), C(complete) (its closing lines followed its last row) and C(errors)
+      (its failure lines, each prefixed with C(line N) and a colon). Any run with errors fails the module.
+  returned: when run
+  type: list
+  elements: dict
+  version_added: 0.2.0
 stdout_lines:
   description: Last 40 lines of standard output.
   returned: when run
@@ -315,8 +340,9 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
 from ansible_collections.gpufleet.cluster.plugins.module_utils import bench_common as bc
-from ansible_collections.gpufleet.cluster.plugins.module_utils.nccl_tests import parse, summarize
+from ansible_collections.gpufleet.cluster.plugins.module_utils.nccl_tests import parse, run_problems, summarize
 
 
 def build_argv(params, exe, launcher_exe):
@@ -365,6 +391,33 @@ def subject(params, summary, ranks):
     return text
 
 
+def refuse_bad_input(module, params):
+    """Fail naming the option before anything runs; returns check_size in bytes."""
+    errors = ac.nul_errors(params, skip=('env',)) + ac.env_errors(params['env'])
+    errors += ac.timeout_range(params['timeout'])
+    errors += ac.executable_errors('executable', params['executable'])
+    errors += ac.executable_errors('launcher_executable', params['launcher_executable'])
+    for name, low in (('ranks_per_host', 1), ('step_factor', 1), ('gpus_per_process', 1), ('iterations', 1),
+                      ('warmup_iterations', 0), ('expected_ranks', 1)):
+        errors += ac.int_range(name, params[name], low)
+    errors += ac.min_number('min_busbw', params['min_busbw']) + ac.min_number('min_avg_busbw', params['min_avg_busbw'])
+    for i, host in enumerate(params['hosts']):
+        errors += ac.word_errors('hosts[%d]' % i, host)
+        if ',' in host:
+            errors.append('hosts[%d] must be one host name without ",", got %r' % (i, host))
+    sizes = {}
+    for name in ('begin_size', 'end_size', 'check_size'):
+        try:
+            sizes[name] = bc.parse_size(params[name])
+        except ValueError as exc:
+            errors.append('%s: %s' % (name, exc))
+    if sizes.get('begin_size') is not None and sizes.get('end_size') is not None \
+            and sizes['begin_size'] > sizes['end_size']:
+        errors.append('begin_size (%s) must not be larger than end_size (%s)' % (params['begin_size'], params['end_size']))
+    ac.refuse(module, errors, failures=errors)
+    return sizes.get('check_size')
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -393,13 +446,8 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
+    check_size = refuse_bad_input(module, params)
     params['env'] = dict((str(k), str(v)) for k, v in params['env'].items())
-    try:
-        check_size = bc.parse_size(params['check_size'])
-        bc.parse_size(params['begin_size'])
-        bc.parse_size(params['end_size'])
-    except ValueError as exc:
-        module.fail_json(msg='%s: %s' % (params['rung'], exc))
 
     tool_name = os.path.basename(params['executable'])
     rung = '%s (%s)' % (params['rung'], tool_name)
@@ -455,6 +503,9 @@ def main():
                         malformed=parsed['malformed'])
     elif parsed['malformed']:
         bc.check_output(failures, rung, who, res['cmd'], malformed=parsed['malformed'])
+    for problem in run_problems(parsed):
+        failures.append('%s: %s on %s (a failed run fails the output, whatever the exit code); cmd: %s'
+                        % (rung, problem, who, res['cmd']))
     if parsed['rows']:
         bc.check_min(failures, rung, who, 'busbw at %s B' % summary['check_size'], summary['busbw_at_check'],
                      params['min_busbw'], 'GB/s', res['cmd'])
@@ -469,7 +520,7 @@ def main():
                   out_of_bounds=parsed['out_of_bounds'], out_of_bounds_status=parsed['out_of_bounds_status'],
                   nccl_warnings=parsed['nccl_warnings'], errors=parsed['errors'], malformed=parsed['malformed'],
                   complete=parsed['complete'], error_exceeded=parsed['error_exceeded'],
-                  avg_busbw_status=parsed['avg_busbw_status'],
+                  avg_busbw_status=parsed['avg_busbw_status'], runs=parsed['runs'],
                   stdout_lines=bc.tail(res['stdout']), stderr_lines=bc.tail(res['stderr']))
     result.update(summary)
     if failures:

@@ -79,6 +79,8 @@ options:
     type: str
 notes:
   - The comparison logic is in C(plugins/module_utils/hwcheck.py) (pure functions, unit tested).
+  - Facts that do not have the shape the facts modules return (for example C(nvidia_gpu.gpus) that is not a list of
+    dicts) fail the task with a message naming the key, before anything is compared.
 seealso:
   - module: gpufleet.cluster.fleet_compare
   - module: gpufleet.cluster.gpu_facts

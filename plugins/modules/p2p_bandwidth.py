@@ -54,7 +54,9 @@ options:
     elements: str
     default: []
   timeout:
-    description: Seconds before the program is killed and the module fails.
+    description:
+      - Seconds before the program is killed and the module fails.
+      - From C(1) to C(2592000) (30 days); other values are refused.
     type: int
     default: 900
   min_gbps:
@@ -63,13 +65,19 @@ options:
         or every nvbandwidth GPU-to-GPU C(->)/C(<-) matrix).
     type: float
   min_bidir_gbps:
-    description: Minimum bidirectional bandwidth of every pair in GB/s (C(Bidirectional P2P=Enabled), or GPU C(<->)).
+    description:
+      - Minimum bidirectional bandwidth of every pair in GB/s (C(Bidirectional P2P=Enabled), or GPU C(<->)).
+      - nvbandwidth's bidirectional test cases print three matrices, C(Read1)/C(Write1), C(Read2)/C(Write2) and
+        C(Total); the C(Total) one is checked, the two one-way parts are returned and must be whole.
     type: float
   max_latency_us:
     description: Maximum GPU-to-GPU latency with P2P enabled, microseconds (p2pBandwidthLatencyTest only).
     type: float
   require_p2p:
-    description: Fail when a pair reports C(CANNOT Access Peer) (p2pBandwidthLatencyTest only).
+    description:
+      - Fail when a pair reports C(CANNOT Access Peer) (p2pBandwidthLatencyTest), or when nvbandwidth prints C(N/A) for
+        a pair of different GPUs in a GPU-to-GPU matrix (it does so for pairs without peer access).
+      - With C(false) such nvbandwidth pairs are not applicable, neither a failure nor a missing figure.
     type: bool
     default: true
   expected_gpus:
@@ -82,6 +90,9 @@ options:
 notes:
   - Commands run as argument lists with C(LC_ALL=C).
   - The diagonal (a GPU to itself) is never checked.
+  - Bad input is refused before anything runs, with a message naming the option - a NUL byte in any text, a
+    O(timeout) out of range, O(expected_gpus) below 1, a negative threshold, a test case that is empty or starts
+    with C(-), or an O(executable) path that is a directory or not executable.
 seealso:
   - module: gpufleet.cluster.nccl_bench
 '''
@@ -143,7 +154,11 @@ peer_access:
 matrices:
   description:
     - Name to matrix, each with C(title), C(unit), C(rows), C(columns) and C(values) (row id to column id to number,
-      C(null) for C(N/A)); nvbandwidth matrices also have C(engine), C(direction), C(row_kind), C(column_kind).
+      C(null) for C(N/A)); nvbandwidth matrices also have C(engine), C(direction), C(row_kind) (C(CPU), C(GPU), or
+      C(ALL) for the single row of the all-to-one/one-to-all test cases, which is not a GPU pair), C(column_kind),
+      C(testcase), C(part) (C(read1), C(read2), C(write1), C(write2), C(total) for the three matrices of a
+      bidirectional test case, named C(<testcase>_<part>); else C(null)) and C(not_applicable) (the C([row, column])
+      cells printed C(N/A), that is the diagonal and pairs without peer access).
   returned: when run
   type: dict
 sums:
@@ -183,11 +198,13 @@ stderr_lines:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
 from ansible_collections.gpufleet.cluster.plugins.module_utils import bench_common as bc
 from ansible_collections.gpufleet.cluster.plugins.module_utils.p2p_bandwidth import (
     above,
     below,
     missing_pairs,
+    not_applicable_pairs,
     parse_nvbandwidth,
     parse_p2p,
 )
@@ -200,8 +217,12 @@ def select(parsed, tool):
     out = {}
     if tool == 'nvbandwidth':
         for name, matrix in parsed['matrices'].items():
-            if matrix.get('row_kind') == 'GPU' and matrix.get('column_kind') == 'GPU':
-                out[name] = 'bidir' if matrix.get('direction') == '<->' else 'uni'
+            if matrix.get('row_kind') != 'GPU' or matrix.get('column_kind') != 'GPU':
+                continue
+            if matrix.get('direction') != '<->':
+                out[name] = 'uni'
+            elif matrix.get('part') in (None, 'total'):  # Read1/Read2 (Write1/Write2): one way of a bidir run
+                out[name] = 'bidir'
         return out
     for name, kind in (('unidirectional_p2p_enabled', 'uni'), ('bidirectional_p2p_enabled', 'bidir'),
                        ('latency_p2p_enabled', 'latency'), ('unidirectional_p2p_enabled_reads', 'uni'),
@@ -239,11 +260,15 @@ def check_whole(parsed, params, rung, cmd, checked):
     tool = params['tool']
     wanted = expected_matrices(parsed, params)
     if parsed['matrices'] or checked:
-        absent = [name for name in wanted if name not in parsed['matrices']]
+        absent = [name for name in wanted if not _matrices_of(parsed, name)]
         if absent:
             failures.append('%s: output is incomplete: %s not printed (cut off or garbled output is not accepted); '
                             'cmd: %s' % (rung, ', '.join(absent), cmd))
-    for name in wanted:
+    names = [key for name in wanted for key in _matrices_of(parsed, name)]
+    if tool == 'nvbandwidth':  # the one-way parts of a bidirectional run are not checked, but must be whole
+        names += [key for key, matrix in sorted(parsed['matrices'].items())
+                  if matrix.get('part') and matrix.get('row_kind') == 'GPU' and matrix.get('column_kind') == 'GPU']
+    for name in sorted(set(names), key=names.index):
         matrix = parsed['matrices'].get(name)
         if matrix is None or name in checked:
             continue  # absent (above) or checked with the thresholds
@@ -255,6 +280,12 @@ def check_whole(parsed, params, rung, cmd, checked):
                 + (', ...' if len(missing) > MAX_LISTED else ''), cmd))
     bc.check_output(failures, rung, 'the GPU matrices', cmd, malformed=parsed.get('malformed'))
     return failures
+
+
+def _matrices_of(parsed, name):
+    """Keys of the matrices a test case (nvbandwidth: one, or the three parts of a bidirectional one) or a
+    p2pBandwidthLatencyTest matrix name stands for."""
+    return [key for key, matrix in parsed['matrices'].items() if key == name or matrix.get('testcase') == name]
 
 
 def _pair(matrix, src, dst, tool):
@@ -305,6 +336,14 @@ def evaluate(parsed, params, rung, cmd):
         if denied:
             failures.append('%s: peer access not available (CANNOT Access Peer) for %s; cmd: %s'
                             % (rung, ', '.join(denied[:MAX_LISTED]), cmd))
+    if tool == 'nvbandwidth' and params['require_p2p']:
+        for name in sorted(checked):
+            matrix = parsed['matrices'][name]
+            pairs = not_applicable_pairs(matrix)
+            if pairs:
+                failures.append('%s: %s: N/A (no peer access) for %d pair(s): %s (require_p2p); cmd: %s' % (
+                    rung, matrix['title'], len(pairs), ', '.join(_pair(matrix, s, d, tool) for s, d in pairs[:MAX_LISTED])
+                    + (', ...' if len(pairs) > MAX_LISTED else ''), cmd))
     failures += check_whole(parsed, params, rung, cmd, checked)
     if params['expected_gpus'] is not None:
         for name in sorted(checked):
@@ -313,6 +352,18 @@ def evaluate(parsed, params, rung, cmd):
                 failures.append('%s: %s has %d GPUs, expected %d; cmd: %s'
                                 % (rung, parsed['matrices'][name]['title'], count, params['expected_gpus'], cmd))
     return failures, checked, worst
+
+
+def refuse_bad_input(module, params):
+    """Fail naming the option before anything runs."""
+    errors = ac.nul_errors(params) + ac.timeout_range(params['timeout'])
+    errors += ac.executable_errors('executable', params['executable'])
+    errors += ac.int_range('expected_gpus', params['expected_gpus'], 1)
+    for name in ('min_gbps', 'min_bidir_gbps', 'max_latency_us'):
+        errors += ac.min_number(name, params[name])
+    for i, case in enumerate(params['testcases']):
+        errors += ac.word_errors('testcases[%d]' % i, case)
+    ac.refuse(module, errors, tool=params['tool'], failures=errors)
 
 
 def main():
@@ -333,6 +384,7 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
+    refuse_bad_input(module, params)
     tool = params['tool']
     rung = '%s (%s)' % (params['rung'], tool)
     name = params['executable'] or tool

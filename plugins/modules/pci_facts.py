@@ -37,12 +37,13 @@ options:
   sysfs_root:
     description:
       - Directory that holds C(sys/bus/pci/devices). Point it at a recorded tree to test.
+      - Must be an existing directory; an empty string or a NUL byte is refused.
     type: path
     default: /
   vendors:
     description:
       - PCI vendor ids to return, as in the C(vendor) file (C(0x10de) NVIDIA, C(0x15b3) Mellanox).
-      - An empty list returns every device.
+      - An empty list returns every device. Anything but a 4-digit hexadecimal id (with or without C(0x)) is refused.
     type: list
     elements: str
     default: ['0x10de', '0x15b3']
@@ -112,7 +113,10 @@ ansible_facts:
             mellanox_functions: ["0000:1a:00.0"]
 """
 
+import re
+
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
 from ansible_collections.gpufleet.cluster.plugins.module_utils.sysfs_pci import read_pci
 
 
@@ -124,7 +128,14 @@ def main():
         ),
         supports_check_mode=True,
     )
-    devices, summary = read_pci(module.params["sysfs_root"], module.params["vendors"])
+    p = module.params
+    errors = ac.nul_errors(p) or ac.root_dir_errors("sysfs_root", p["sysfs_root"])
+    for i, vendor in enumerate(p["vendors"]):
+        if not re.match(r"^(0x)?[0-9a-fA-F]{4}$", vendor or ""):
+            errors.append("vendors[%d] must be a 4-digit hexadecimal PCI vendor id such as 0x10de, got %r" % (i, vendor))
+    ac.refuse(module, errors)
+    vendors = ["0x" + v.lower()[-4:] for v in p["vendors"]]
+    devices, summary = read_pci(p["sysfs_root"], vendors)
     module.exit_json(changed=False, ansible_facts={"pci": {"devices": devices, "summary": summary}})
 
 

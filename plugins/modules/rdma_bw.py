@@ -92,7 +92,9 @@ options:
     type: float
     default: 1.0
   timeout:
-    description: Seconds before a side is killed (its whole process group) and the module fails.
+    description:
+      - Seconds before a side is killed (its whole process group) and the module fails.
+      - From C(1) to C(2592000) (30 days); other values are refused.
     type: int
     default: 120
   check_size:
@@ -113,6 +115,11 @@ options:
     default: rdma
 notes:
   - Commands run as argument lists with C(LC_ALL=C).
+  - Bad input is refused before anything runs, with a message naming the option - a NUL byte in any text, a count,
+    size or port out of range (O(ib_port) 1-255, O(port) 1-65535, O(server_start_delay) 0-60 s, others at least 1,
+    O(gid_index) and O(use_cuda) at least 0), a negative threshold, an empty O(server) or O(device) or one starting
+    with C(-), or an O(executable) path that is a directory or not executable. An executable the OS cannot start
+    (for example a script without C(#!)) fails the module with the OS error.
   - In C(server) role the figures come from the server's own table (perftest prints one for write/send tests).
 seealso:
   - module: gpufleet.cluster.nccl_bench
@@ -283,12 +290,14 @@ stderr_lines:
   elements: str
 '''
 
+import math
 import os
 import signal
 import time
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
 from ansible_collections.gpufleet.cluster.plugins.module_utils import bench_common as bc
 from ansible_collections.gpufleet.cluster.plugins.module_utils.perftest import parse, summarize
 
@@ -320,8 +329,12 @@ def common_args(params, latency):
 
 
 def run_loopback(server_argv, client_argv, params):
-    """Server in the background, client against it; the server never outlives this call."""
-    server = bc.start(server_argv)
+    """Server in the background, client against it; the server never outlives this call. A server that
+    cannot be started at all (exec format error, bad interpreter) gives ``(None, OSError)``."""
+    try:
+        server = bc.start(server_argv)
+    except OSError as exc:
+        return None, exc
     try:
         deadline = time.monotonic() + params['server_start_delay']
         while time.monotonic() < deadline and server.poll() is None:
@@ -343,6 +356,23 @@ def run_loopback(server_argv, client_argv, params):
             server.wait()
     server_res = dict(rc=rc, stdout=out, stderr=err, timed_out=timed_out, cmd=bc.cmdline(server_argv))
     return server_res, client
+
+
+def refuse_bad_input(module, params):
+    """Fail naming the option before anything runs."""
+    errors = ac.nul_errors(params) + ac.timeout_range(params['timeout'])
+    errors += ac.executable_errors('executable', params['executable'])
+    for name, low, high in (('ib_port', 1, 255), ('gid_index', 0, None), ('size', 1, None), ('duration', 1, None),
+                            ('iterations', 1, None), ('qps', 1, None), ('port', 1, 65535), ('use_cuda', 0, None),
+                            ('check_size', 1, None)):
+        errors += ac.int_range(name, params[name], low, high)
+    for name in ('min_gbps', 'min_msg_rate_mpps', 'max_latency_us'):
+        errors += ac.min_number(name, params[name])
+    delay = params['server_start_delay']
+    if delay is None or math.isnan(delay) or delay < 0 or delay > 60:
+        errors.append('server_start_delay must be a number of seconds from 0 to 60, got %r' % (delay,))
+    errors += ac.word_errors('server', params['server']) + ac.word_errors('device', params['device'])
+    ac.refuse(module, errors, role=params['role'], failures=errors)
 
 
 def main():
@@ -375,6 +405,7 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
+    refuse_bad_input(module, params)
     role = params['role']
     tool = os.path.basename(params['executable'])
     latency = tool.endswith('_lat')
@@ -396,6 +427,10 @@ def main():
     failures = []
     if role == 'loopback':
         srv, res = run_loopback(common, client_argv, params)
+        if srv is None:
+            module.fail_json(msg='%s: executable %s could not be started (%s); executable must be a perftest program '
+                                 'this host can run; cmd: %s' % (rung, exe, res.strerror or res, bc.cmdline(common)),
+                             cmd=bc.cmdline(common), role=role, failures=['executable could not be started'])
         sparsed = parse(srv['stdout'] + '\n' + srv['stderr'])
         server_info = dict(cmd=srv['cmd'], rc=srv['rc'], timed_out=srv['timed_out'], rows=sparsed['rows'],
                            problems=sparsed['problems'], stdout_lines=bc.tail(srv['stdout']),

@@ -21,6 +21,11 @@ description:
   - Only the options that are given are managed; the diff (C(--diff)) shows before and after of
     exactly that subset. Only what differs is applied; afterwards the state is read again and the
     module fails naming every value the kernel did not take.
+  - Every option is checked, and the host is looked at (netdev, RDMA device and port, the C(ecn/)
+    files named), before the first change; a refusal names the option and what is allowed.
+  - Order of the changes - I(persist_path) first (a failure to write it changes nothing else), then the
+    tool commands, the RDMA-CM directory and the sysfs/configfs files. When a step fails after an
+    earlier one was applied, the module fails with C(changed=true) and returns C(applied).
   - With I(tool=dcb), trust follows the mlx5 driver rule - DSCP trust while the APP table holds a
     C(dscp-prio) entry - so I(trust=dscp) adds the map DSCP d -> priority d>>3 and I(trust=pcp)
     removes the DSCP entries.
@@ -45,16 +50,22 @@ attributes:
     platforms: posix
 options:
   interface:
-    description: RoCE netdev, for example C(ens1f0np0).
+    description:
+      - RoCE netdev, for example C(ens1f0np0). A plain name - 1-15 characters without C(/), NUL,
+        whitespace or C(..) - that must exist in C(SYSFS_ROOT/sys/class/net/).
     type: str
     required: true
   device:
     description:
       - RDMA device of I(interface) (C(mlx5_0)). Default is the first entry of
         C(/sys/class/net/IF/device/infiniband/).
+      - A plain name - 1-63 characters without C(/), NUL, whitespace or C(..). With I(dscp),
+        I(roce_tos) or I(roce_mode) it must exist in C(SYSFS_ROOT/sys/class/infiniband/).
     type: str
   port:
-    description: RDMA port number for the RDMA-CM defaults and the GID table.
+    description:
+      - RDMA port number (1 or more) for the RDMA-CM defaults and the GID table. With I(dscp),
+        I(roce_tos) or I(roce_mode) it must be a port of I(device) in sysfs.
     type: int
     default: 1
   tool:
@@ -80,6 +91,8 @@ options:
     description:
       - PFC per priority. Either a list of 8 booleans (priority 0 first) or the list of priorities
         (integers 0-7) that have PFC on; the other priorities get it off. C([]) turns PFC off.
+      - Priorities must be whole numbers 0-7 (or strings of one such digit); C(3.7), C(8) or C(true)
+        mixed with numbers are refused.
     type: list
     elements: raw
   tc_tsa:
@@ -87,7 +100,9 @@ options:
     type: list
     elements: str
   tc_bw:
-    description: ETS bandwidth percentage of the 8 traffic classes.
+    description:
+      - ETS bandwidth percentage (0-100) of the 8 traffic classes.
+      - When I(tc_tsa) is given too and names C(ets) classes, their shares must add up to 100.
     type: list
     elements: int
   prio_tc:
@@ -107,10 +122,15 @@ options:
     type: list
     elements: int
   dcqcn_np:
-    description: Notification-point parameter files of C(ecn/roce_np/) and their integer values, for example C(cnp_dscp).
+    description:
+      - Notification-point parameter files of C(ecn/roce_np/) and their values, for example C(cnp_dscp).
+      - Each name must be a file there; each value a whole number 0 or more (C(cnp_dscp) 0-63,
+        C(cnp_802p_prio) 0-7).
     type: dict
   dcqcn_rp:
-    description: Reaction-point parameter files of C(ecn/roce_rp/) and their integer values, for example C(rpg_time_reset).
+    description:
+      - Reaction-point parameter files of C(ecn/roce_rp/) and their values, for example C(rpg_time_reset).
+      - Each name must be a file there; each value a whole number 0 or more.
     type: dict
   dscp:
     description:
@@ -125,13 +145,16 @@ options:
     type: str
     choices: ['RoCE v2', 'IB/RoCE v1']
   configfs_root:
-    description: Mount point of configfs; C(rdma_cm/DEV/ports/N/) is read below it.
+    description:
+      - Mount point of configfs (an absolute path); C(rdma_cm/DEV/ports/N/) is read below it. With
+        I(dscp), I(roce_tos) or I(roce_mode) it must hold C(rdma_cm/).
     type: path
     default: /sys/kernel/config
   persist_path:
     description:
       - Write the wanted state to this JSON file (for example C(/etc/gpufleet/roce_qos/IF.json)) for a
-        boot-time re-apply. Written only when its content differs.
+        boot-time re-apply. Written only when its content differs, before any setting is applied.
+      - An absolute path of a file (not a directory); missing parent directories are created.
       - Format C(gpufleet.roce_qos/2) - keys C(interface), C(device), C(port), C(tool), C(sysfs_root),
         C(configfs_root), C(settings) (the options given) and C(replay) with C(mkdir) (configfs
         directories to create), C(commands) (argv lists, run in order) and C(writes) (C(path)/C(value)).
@@ -190,6 +213,15 @@ diff:
   description: Managed settings before and after.
   returned: when changed or in diff mode
   type: dict
+applied:
+  description:
+    - What was applied before a failure - C(persist_path) (the file written, or null), C(commands)
+      (argvs run), C(mkdir) (configfs directories made), C(writes) (C(path)/C(value)). C(changed) is
+      true when any of them is non-empty.
+  returned: when a step failed after the changes had begun
+  type: dict
+  sample: {"persist_path": null, "commands": [["dcb", "pfc", "set", "dev", "ens1f0np0", "prio-pfc", "0:off"]],
+           "mkdir": [], "writes": []}
 ansible_facts:
   description: Facts added to the host.
   returned: always
@@ -208,6 +240,7 @@ ansible_facts:
 
 import json
 import os
+import re
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
@@ -218,25 +251,88 @@ from ansible_collections.gpufleet.cluster.plugins.module_utils import roce_sysfs
 
 TOOL_KEYS = ("trust", "pfc", "tc_tsa", "tc_bw", "prio_tc")
 PERSIST_FORMAT = "gpufleet.roce_qos/2"
+PFC_ALLOWED = "a list of priorities (integers 0-7, for example [3]) or 8 booleans (priority 0 first)"
+_PRIO_RE = re.compile(r"^\s*[0-7]\s*$")
+_UINT_RE = re.compile(r"^\s*[0-9]+\s*$")
+
+
+class ToolError(Exception):
+    """A QoS tool command that failed; the message holds the command line."""
+
+    def __init__(self, argv, rc, out, err):
+        self.argv, self.rc, self.out, self.err = argv, rc, out, err
+        Exception.__init__(self, "%s failed (rc %d): %s" % (" ".join(argv), rc, (err or out or "").strip()))
+
+
+def _prio(item):
+    """Priority 0-7 of one ``pfc`` item; None for anything else (booleans, fractions, 8, '3.7')."""
+    if isinstance(item, bool):
+        return None
+    if isinstance(item, int):
+        return item if 0 <= item <= 7 else None
+    if isinstance(item, str) and _PRIO_RE.match(item):
+        return int(item)
+    return None
+
+
+def _uint(value):
+    """Non-negative integer of a DCQCN value (int or digit string); None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, str) and _UINT_RE.match(value):
+        return int(value)
+    return None
 
 
 def normalize_pfc(value):
-    """8 booleans, or priorities -> 8 booleans; ValueError when neither."""
+    """8 booleans, or priorities -> 8 booleans; ValueError naming pfc and what is allowed otherwise."""
     if value is None:
         return None
-    if len(value) == 8 and all(isinstance(v, bool) or (isinstance(v, str) and not v.isdigit()) for v in value):
-        return [boolean(v) for v in value]
-    prios = set()
-    for item in value:
-        if isinstance(item, bool) or int(item) < 0 or int(item) > 7:
-            raise ValueError("pfc: %r is neither 8 booleans nor a list of priorities 0-7" % (value,))
-        prios.add(int(item))
+    if len(value) == 8 and all(isinstance(v, bool) or (isinstance(v, str) and not v.strip().isdigit()) for v in value):
+        try:
+            return [boolean(v) for v in value]
+        except (TypeError, ValueError):
+            raise ValueError("pfc: %r is not 8 booleans; allowed is %s" % (value, PFC_ALLOWED))
+    bad = [item for item in value if _prio(item) is None]
+    if bad:
+        raise ValueError("pfc: %s %s not a priority 0-7; allowed is %s, got %r" % (
+            ", ".join(repr(b) for b in bad), "is" if len(bad) == 1 else "are", PFC_ALLOWED, value))
+    prios = set(_prio(item) for item in value)
     return [p in prios for p in range(8)]
 
 
+def persist_path_problem(path):
+    """Why ``path`` cannot be the persistence file (read-only look), or None."""
+    if not os.path.isabs(path):
+        return "an absolute file path is needed (for example /etc/gpufleet/roce_qos/IF.json), got %r" % path
+    if path.endswith("/") or os.path.isdir(path):
+        return "%s is a directory; a file path is needed (for example %s/IF.json)" % (path, path.rstrip("/"))
+    if os.path.lexists(path) and not os.path.isfile(path):
+        return "%s exists and is not a regular file" % path
+    ancestor = os.path.dirname(path)
+    while not os.path.lexists(ancestor) and os.path.dirname(ancestor) != ancestor:
+        ancestor = os.path.dirname(ancestor)
+    if not os.path.isdir(ancestor):
+        return "%s cannot be created: %s is not a directory" % (path, ancestor)
+    return None
+
+
 def validate(module):
+    """Refuse bad input before anything is read or changed; every message names the option."""
     p = module.params
     errors = []
+    for key, max_len, what in (("interface", roce_sysfs.NETDEV_NAME_MAX, "netdev name like ens1f0np0"),
+                               ("device", roce_sysfs.RDMA_NAME_MAX, "RDMA device name like mlx5_0")):
+        if p[key] is None and key == "device":
+            continue
+        why = roce_sysfs.name_problem(p[key], max_len)
+        if why:
+            errors.append("%s: %r is not a plain %s (%s); allowed are 1-%d characters without '/', NUL, "
+                          "whitespace or '..'" % (key, p[key], what, why, max_len))
+    if p["port"] < 1:
+        errors.append("port: an RDMA port number >= 1 is needed, got %d" % p["port"])
     try:
         p["pfc"] = normalize_pfc(p["pfc"])
     except (TypeError, ValueError) as exc:
@@ -247,23 +343,41 @@ def validate(module):
     tsa_ok = ("strict", "ets", "vendor")
     if p["tc_tsa"] is not None and (len(p["tc_tsa"]) != 8 or any(v not in tsa_ok for v in p["tc_tsa"])):
         errors.append("tc_tsa: 8 of strict, ets, vendor are needed, got %r" % (p["tc_tsa"],))
+    elif p["tc_tsa"] is not None and p["tc_bw"] is not None and len(p["tc_bw"]) == 8 and "ets" in p["tc_tsa"]:
+        share = sum(bw for bw, tsa in zip(p["tc_bw"], p["tc_tsa"]) if tsa == "ets")
+        if share != 100:
+            errors.append("tc_bw: the shares of the ets traffic classes must add up to 100 (IEEE 802.1Qaz), "
+                          "got %d for %r" % (share, p["tc_bw"]))
     for key in ("ecn_np", "ecn_rp"):
         if p[key] is not None and any(v < 0 or v > 7 for v in p[key]):
             errors.append("%s: priorities 0-7 are allowed, got %r" % (key, p[key]))
     for key in ("dcqcn_np", "dcqcn_rp"):
-        for name, value in (p[key] or {}).items():
+        for name, value in sorted((p[key] or {}).items()):
             if not roce_sysfs.PARAM_RE.match(name) or name == "enable":
-                errors.append("%s: %r is not a parameter file name" % (key, name))
-            try:
-                int(value)
-            except (TypeError, ValueError):
-                errors.append("%s.%s: an integer is needed, got %r" % (key, name, value))
+                errors.append("%s: %r is not a parameter file name (lower-case letters, digits, _; not enable)"
+                              % (key, name))
+                continue
+            low, high = roce_sysfs.PARAM_RANGES.get(name, (0, None))
+            number = _uint(value)
+            if number is None or number < low or (high is not None and number > high):
+                errors.append("%s.%s: an integer %s is needed, got %r" % (
+                    key, name, "%d-%d" % (low, high) if high is not None else ">= 0", value))
     if p["dscp"] is not None and not 0 <= p["dscp"] <= 63:
         errors.append("dscp: 0-63 is allowed, got %d" % p["dscp"])
     if p["roce_tos"] is not None and not 0 <= p["roce_tos"] <= 255:
         errors.append("roce_tos: 0-255 is allowed, got %d" % p["roce_tos"])
+    for key, sub in (("sysfs_root", "sys"), ("configfs_root", None)):
+        if not os.path.isabs(p[key]):
+            errors.append("%s: an absolute directory path is needed, got %r" % (key, p[key]))
+        elif sub and not os.path.isdir(os.path.join(p[key], sub)):
+            errors.append("%s: %s has no %s/ directory; allowed is the directory %s/ is below (default /)"
+                          % (key, p[key], sub, sub))
+    if p["persist_path"] is not None:
+        why = persist_path_problem(p["persist_path"])
+        if why:
+            errors.append("persist_path: %s" % why)
     if errors:
-        module.fail_json(msg="; ".join(errors))
+        module.fail_json(msg="; ".join(errors), changed=False)
 
 
 class Tool(object):
@@ -274,8 +388,7 @@ class Tool(object):
     def run(self, argv):
         rc, out, err = self.module.run_command(argv, environ_update={"LC_ALL": "C"})
         if rc != 0:
-            self.module.fail_json(msg="%s failed (rc %d): %s" % (" ".join(argv), rc, (err or out).strip()),
-                                  rc=rc, stdout=out, stderr=err, cmd=argv)
+            raise ToolError(argv, rc, out, err)
         return out
 
     def read(self, interface):
@@ -289,9 +402,10 @@ class Tool(object):
         if "pfc" in pfc:
             state["pfc"] = pfc["pfc"]
         state.update(dcb_utils.parse_ets(self.run([self.binary, "-j", "ets", "show", "dev", interface])))
-        self.app = dcb_utils.parse_app(self.run([self.binary, "app", "show", "dev", interface]))
+        text = self.run([self.binary, "app", "show", "dev", interface])
+        self.app = dcb_utils.parse_app(text)
         state["dscp2prio"] = self.app["dscp2prio"]
-        state["trust"] = dcb_utils.trust_from_app(self.app)
+        state["trust"] = dcb_utils.trust_from_app(self.app) if dcb_utils.app_readable(text) else None
         return state
 
     def argvs(self, interface, changes):
@@ -316,7 +430,7 @@ def find_tool(module):
             return Tool(module, kind, found)
     if wanted:
         module.fail_json(msg="no QoS tool found (tool=%s; tried %s): install mlnx-tools or iproute2 dcb, "
-                             "or set dcb_path/mlnx_qos_path" % (p["tool"], ", ".join(order)))
+                             "or set dcb_path/mlnx_qos_path" % (p["tool"], ", ".join(order)), changed=False)
     return None
 
 
@@ -331,7 +445,7 @@ def sysfs_wanted(p, sysfs_root, interface, configfs_root, device):
                     "ecn_%s[%d]" % (point, prio), "1" if prio in prios else "0")
         for name, value in sorted((p["dcqcn_" + point] or {}).items()):
             out[roce_sysfs.ecn_param_path(sysfs_root, interface, point, name)] = (
-                "dcqcn_%s.%s" % (point, name), str(int(value)))
+                "dcqcn_%s.%s" % (point, name), str(_uint(value)))
     tos = p["roce_tos"] if p["roce_tos"] is not None else (p["dscp"] << 2 if p["dscp"] is not None else None)
     base = roce_sysfs.rdma_cm_port_dir(configfs_root, device, p["port"]) if device else None
     if tos is not None:
@@ -341,11 +455,48 @@ def sysfs_wanted(p, sysfs_root, interface, configfs_root, device):
     return out
 
 
+def host_problems(p, interface, device, wants_cm):
+    """Read-only checks of the host against the input (before any change); messages name the option."""
+    errors = []
+    root = p["sysfs_root"].rstrip("/")
+    for point in roce_sysfs.POINTS:
+        base = roce_sysfs.ecn_dir(p["sysfs_root"], interface, point)
+        if p["ecn_" + point] is not None or p["dcqcn_" + point]:
+            if not os.path.isdir(base):
+                errors.append("ecn_%s/dcqcn_%s: %s has no ecn/roce_%s in sysfs (not an mlx5 RoCE netdev?)"
+                              % (point, point, interface, point))
+                continue
+        if p["ecn_" + point] is not None:
+            missing = [str(prio) for prio in range(8)
+                       if not os.path.isfile(roce_sysfs.ecn_enable_path(p["sysfs_root"], interface, point, prio))]
+            if missing:
+                errors.append("ecn_%s: %s has no ecn/roce_%s/enable/%s" % (point, interface, point, ",".join(missing)))
+        for name in sorted(p["dcqcn_" + point] or {}):
+            if not os.path.isfile(roce_sysfs.ecn_param_path(p["sysfs_root"], interface, point, name)):
+                have = sorted(n for n in os.listdir(base) if n != "enable" and os.path.isfile(os.path.join(base, n)))
+                errors.append("dcqcn_%s: %r is not a parameter of %s; allowed are the files of ecn/roce_%s: %s"
+                              % (point, name, interface, point, ", ".join(have) or "none"))
+    if wants_cm:
+        ib_dir = os.path.join(p["sysfs_root"], "sys", "class", "infiniband", device)
+        cm_dev = os.path.join(p["configfs_root"], "rdma_cm", device)
+        if not os.path.isdir(ib_dir):
+            errors.append("device: %s is not an RDMA device of this host (no %s/sys/class/infiniband/%s)"
+                          % (device, root, device))
+        elif not os.path.isdir(os.path.join(ib_dir, "ports", str(p["port"]))) or \
+                (os.path.isdir(cm_dev) and not os.path.isdir(os.path.join(cm_dev, "ports", str(p["port"])))):
+            ports = sorted(os.listdir(os.path.join(ib_dir, "ports"))) if os.path.isdir(os.path.join(ib_dir, "ports")) else []
+            errors.append("port: %d is not a port of %s; allowed are %s" % (p["port"], device, ", ".join(ports) or "none"))
+        if not os.path.isdir(os.path.join(p["configfs_root"], "rdma_cm")):
+            errors.append("configfs_root: %s has no rdma_cm/ (is configfs mounted and rdma_cm loaded?)"
+                          % p["configfs_root"])
+    return errors
+
+
 def read_file(path):
     try:
         with open(path) as handle:
             return handle.read().strip()
-    except (IOError, OSError):
+    except (IOError, OSError, UnicodeDecodeError):
         return None
 
 
@@ -389,7 +540,7 @@ def persist_text(p, tool, device, sysfs_map):
             if key in ("ecn_np", "ecn_rp"):
                 value = sorted(set(value))
             if key in ("dcqcn_np", "dcqcn_rp"):
-                value = dict((k, int(v)) for k, v in value.items())
+                value = dict((k, _uint(v)) for k, v in value.items())
             settings[key] = value
     wants_cm = any(k in settings for k in ("dscp", "roce_tos", "roce_mode"))
     replay = {"mkdir": [os.path.join(p["configfs_root"], "rdma_cm", device)] if wants_cm and device else [],
@@ -402,14 +553,40 @@ def persist_text(p, tool, device, sysfs_map):
 
 
 def write_persist(module, path, text):
-    directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        os.makedirs(directory, 0o755)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".roce_qos.")
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text)
-    os.chmod(tmp, 0o644)
-    module.atomic_move(tmp, path, unsafe_writes=False)
+    """Write ``text`` to ``path`` through a temp file in the same directory and ``atomic_move``.
+
+    Returns None, or the reason of the failure; then the temp file and the directories made here are
+    gone again (also when ``atomic_move`` ends the module itself, as older ansible-core does)."""
+    directory = os.path.dirname(path)
+    made, tmp = [], None
+    try:
+        missing = []
+        while not os.path.isdir(directory) and os.path.dirname(directory) != directory:
+            missing.append(directory)
+            directory = os.path.dirname(directory)
+        for item in reversed(missing):
+            os.mkdir(item, 0o755)
+            made.append(item)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".roce_qos.")
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o644)
+        module.atomic_move(tmp, path, unsafe_writes=False)
+        tmp, made = None, []
+        return None
+    except Exception as exc:  # pylint: disable=broad-except  # atomic_move raises a bare Exception
+        return str(exc) or exc.__class__.__name__
+    finally:
+        if tmp is not None and os.path.lexists(tmp):
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        for item in reversed(made):
+            try:
+                os.rmdir(item)
+            except OSError:
+                pass
 
 
 def compare(module, tool, current, sysfs_map):
@@ -431,6 +608,65 @@ def compare(module, tool, current, sysfs_map):
         if have != value:
             writes.append({"path": path, "value": value})
     return before, after, changes, writes
+
+
+def describe_applied(applied):
+    parts = []
+    if applied["persist_path"]:
+        parts.append("persist_path %s written" % applied["persist_path"])
+    parts += ["ran %s" % " ".join(argv) for argv in applied["commands"]]
+    parts += ["made %s" % path for path in applied["mkdir"]]
+    parts += ["wrote %s to %s" % (w["value"], w["path"]) for w in applied["writes"]]
+    return "; ".join(parts)
+
+
+def apply_changes(module, tool, interface, device, plan):
+    """Act on a computed plan: persistence file first (a failure there changes nothing), then the tool
+    commands, the RDMA-CM directory and the sysfs/configfs writes, then the read-back. A failure after
+    something was applied reports ``changed=true`` and ``applied``."""
+    p = module.params
+    applied = {"persist_path": None, "commands": [], "mkdir": [], "writes": []}
+
+    def fail(msg):
+        did = bool(applied["persist_path"] or applied["commands"] or applied["mkdir"] or applied["writes"])
+        if did:
+            msg = "%s; applied before this failure: %s" % (msg, describe_applied(applied))
+        module.fail_json(msg=msg, changed=did, applied=applied, commands=plan["commands"], writes=plan["writes"])
+
+    if plan["persist_changed"]:
+        why = write_persist(module, p["persist_path"], plan["persist_text"])
+        if why:
+            fail("persist_path: cannot write %s: %s" % (p["persist_path"], why))
+        applied["persist_path"] = p["persist_path"]
+    for argv in plan["commands"]:
+        try:
+            tool.run(argv)
+        except ToolError as exc:
+            fail(str(exc))
+        applied["commands"].append(argv)
+    if plan["writes"] and plan["wants_cm"]:
+        cm_dir = os.path.join(p["configfs_root"], "rdma_cm", device)
+        if not os.path.isdir(cm_dir):
+            try:
+                roce_sysfs.ensure_rdma_cm_dir(p["configfs_root"], device)
+            except OSError as exc:
+                fail("cannot create %s: %s" % (cm_dir, exc))
+            applied["mkdir"].append(cm_dir)
+    for item in plan["writes"]:
+        try:
+            roce_sysfs.write_value(item["path"], item["value"])
+        except (IOError, OSError) as exc:
+            fail("cannot write %s to %s: %s" % (item["value"], item["path"], exc))
+        applied["writes"].append(item)
+    # Read back: the kernel may refuse or round a value silently.
+    try:
+        current = tool.read(interface) if tool else {}
+    except ToolError as exc:
+        fail("reading the state back: %s" % exc)
+    dummy, dummy2, left, left_writes = compare(module, tool, current, plan["sysfs_map"])
+    if left or left_writes:
+        wrong = sorted(left) + [w["path"] for w in left_writes]
+        fail("the kernel did not take: %s" % ", ".join(wrong))
 
 
 def main():
@@ -461,58 +697,55 @@ def main():
         mutually_exclusive=[["dscp", "roce_tos"]],
         supports_check_mode=True,
     )
+    # 1. Input, then the host, read-only: every refusal comes before the first change.
     validate(module)
     p = module.params
     interface = p["interface"]
     if not os.path.isdir(os.path.join(p["sysfs_root"], "sys", "class", "net", interface)):
-        module.fail_json(msg="netdev %s not found under %s/sys/class/net" % (interface, p["sysfs_root"].rstrip("/")))
+        module.fail_json(msg="interface: netdev %s not found under %s/sys/class/net" % (
+            interface, p["sysfs_root"].rstrip("/")), changed=False)
     device = p["device"] or (roce_sysfs.rdma_device_for(p["sysfs_root"], interface) or [None])[0]
     wants_cm = p["dscp"] is not None or p["roce_tos"] is not None or p["roce_mode"] is not None
     if wants_cm and not device:
-        module.fail_json(msg="no RDMA device found for %s (set device) but RDMA-CM defaults are requested" % interface)
-    for point in roce_sysfs.POINTS:
-        if (p["ecn_" + point] is not None or p["dcqcn_" + point]) and \
-                not os.path.isdir(roce_sysfs.ecn_dir(p["sysfs_root"], interface, point)):
-            module.fail_json(msg="%s has no ecn/roce_%s in sysfs (not an mlx5 RoCE netdev?)" % (interface, point))
+        module.fail_json(msg="device: no RDMA device found for %s (set device) but RDMA-CM defaults (dscp, "
+                             "roce_tos, roce_mode) are requested" % interface, changed=False)
+    errors = host_problems(p, interface, device, wants_cm)
+    if errors:
+        module.fail_json(msg="; ".join(errors), changed=False)
 
+    # 2. Compute the wanted state, the diff and the plan.
     tool = find_tool(module)
-    current = tool.read(interface) if tool else {}
+    try:
+        current = tool.read(interface) if tool else {}
+    except ToolError as exc:
+        module.fail_json(msg=str(exc), changed=False, rc=exc.rc, stdout=exc.out, stderr=exc.err, cmd=exc.argv)
+    unread = [key for key in TOOL_KEYS if p[key] is not None and current.get(key) is None]
+    if unread:
+        module.fail_json(msg="%s: the current value cannot be read from the %s output for %s (not understood), "
+                             "so no change is computed; nothing was changed"
+                             % (", ".join(unread), tool.kind, interface), changed=False)
     sysfs_map = sysfs_wanted(p, p["sysfs_root"], interface, p["configfs_root"], device)
     before, after, changes, writes = compare(module, tool, current, sysfs_map)
     commands = tool.argvs(interface, changes) if changes else []
-
-    persist_changed = False
+    plan = {"commands": commands, "writes": writes, "sysfs_map": sysfs_map, "wants_cm": wants_cm,
+            "persist_changed": False, "persist_text": None}
     if p["persist_path"]:
-        text = persist_text(p, tool, device, sysfs_map)
-        persist_changed = read_file(p["persist_path"]) != text.strip()
-        before["persist_path"] = p["persist_path"] if not persist_changed else None
+        plan["persist_text"] = persist_text(p, tool, device, sysfs_map)
+        plan["persist_changed"] = read_file(p["persist_path"]) != plan["persist_text"].strip()
+        before["persist_path"] = p["persist_path"] if not plan["persist_changed"] else None
         after["persist_path"] = p["persist_path"]
 
-    changed = bool(changes or writes or persist_changed)
+    # 3. Act (not in check mode) and report.
+    changed = bool(changes or writes or plan["persist_changed"])
     result = dict(changed=changed, commands=commands, writes=writes)
     if changed and not module.check_mode:
-        for argv in commands:
-            tool.run(argv)
-        if wants_cm:
-            try:
-                roce_sysfs.ensure_rdma_cm_dir(p["configfs_root"], device)
-            except OSError as exc:
-                module.fail_json(msg="cannot create %s/rdma_cm/%s: %s" % (p["configfs_root"], device, exc))
-        for item in writes:
-            try:
-                roce_sysfs.write_value(item["path"], item["value"])
-            except (IOError, OSError) as exc:
-                module.fail_json(msg="cannot write %s to %s: %s" % (item["value"], item["path"], exc), **result)
-        if persist_changed:
-            write_persist(module, p["persist_path"], text)
-        # Read back: the kernel may refuse or round a value silently.
-        dummy, again, left, left_writes = compare(module, tool, tool.read(interface) if tool else {}, sysfs_map)
-        if left or left_writes:
-            wrong = sorted(left) + [w["path"] for w in left_writes]
-            module.fail_json(msg="the kernel did not take: %s" % ", ".join(wrong), **result)
+        apply_changes(module, tool, interface, device, plan)
     if changed or module._diff:
         result["diff"] = dict(before=before, after=after)
-    facts = gather(module, tool, device)
+    try:
+        facts = gather(module, tool, device)
+    except ToolError as exc:
+        module.fail_json(msg="reading the state for the facts: %s" % exc, **result)
     result["nccl_env"] = facts["nccl_env"]
     result["ansible_facts"] = {"roce_qos": facts}
     module.exit_json(**result)

@@ -82,11 +82,13 @@ options:
     type: bool
     default: false
   timeout:
-    description: Seconds I(wait_idle) waits at most.
+    description:
+      - Seconds I(wait_idle) waits at most.
+      - From C(1) to C(2592000) (30 days); other values (also C(0)) are refused.
     type: int
     default: 3600
   poll_interval:
-    description: Seconds between two C(squeue) calls while waiting.
+    description: Seconds between two C(squeue) calls while waiting, from C(1) to C(3600).
     type: int
     default: 5
   scontrol_path:
@@ -96,6 +98,9 @@ options:
     description: Path of C(squeue). Default is C(squeue) from C(PATH).
     type: path
 notes:
+  - Bad input is refused before Slurm is asked, with a message naming the option - a NUL byte in any text, a
+    O(name) that is a hostlist or starts with C(-), an empty O(reason) to drain or down, O(timeout) or
+    O(poll_interval) out of range, or a O(scontrol_path)/O(squeue_path) that is missing, a directory or not executable.
   - The commands run with C(LC_ALL=C) and the environment of the task; set C(SLURM_CONF) through the task's
     C(environment) to reach another cluster.
   - Tested with Slurm 22.05.8 (Debian 12 C(slurm-wlm)) controller and nodes.
@@ -236,11 +241,13 @@ before:
   sample: {state: MIXED, reason: ""}
 """
 
+import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_text
 
+from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
 from ansible_collections.gpufleet.cluster.plugins.module_utils.slurm import (
     NOT_FOUND_RE, SQUEUE_FORMAT, SQUEUE_STATES, SlurmParseError, full_reason, owned, parse_node, parse_squeue,
     plan,
@@ -255,7 +262,14 @@ class Slurm(object):
         self.squeue = p['squeue_path'] or module.get_bin_path('squeue', required=True)
 
     def run(self, argv):
-        rc, out, err = self.module.run_command(argv, environ_update={'LC_ALL': 'C', 'LANG': 'C'})
+        # bytes that are not UTF-8 become U+FFFD (never lone surrogates in the result)
+        try:
+            rc, out, err = self.module.run_command(argv, environ_update={'LC_ALL': 'C', 'LANG': 'C'}, errors='replace',
+                                                   handle_exceptions=False)
+        except OSError as exc:  # exists and is executable, but the OS cannot start it
+            opt = 'scontrol_path' if argv[0] == self.scontrol else 'squeue_path'
+            self.module.fail_json(msg='%s could not be started: %s; %s must be the path of Slurm\'s %s'
+                                      % (argv[0], exc.strerror or exc, opt, opt.split('_', maxsplit=1)[0]), cmd=' '.join(argv))
         return rc, to_text(out), to_text(err)
 
     def fail(self, argv, rc, out, err, what):
@@ -318,15 +332,20 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
+    ac.refuse(module, ac.nul_errors(p))
     name = p['name'].strip()
-    if not name or any(c in name for c in ',[] '):
-        module.fail_json(msg='name must be one Slurm NodeName (no hostlist such as "gpu[01-04]" or "a,b"), got %r'
-                             % p['name'])
+    if not name or name.startswith('-') or any(c in name for c in ',[] ') or any(c.isspace() for c in name):
+        module.fail_json(msg='name must be one Slurm NodeName (no hostlist such as "gpu[01-04]" or "a,b", no '
+                             'leading "-"), got %r' % p['name'])
     if p['state'] in ('drain', 'down') and not (p['reason'] or '').strip():
         module.fail_json(msg='reason must not be empty with state=%s (Slurm requires a reason)' % p['state'])
-    if p['timeout'] < 0 or p['poll_interval'] < 1:
-        module.fail_json(msg='timeout must be >= 0 and poll_interval >= 1 (got timeout=%s, poll_interval=%s)'
-                             % (p['timeout'], p['poll_interval']))
+    errors = ac.timeout_range(p['timeout']) + ac.int_range('poll_interval', p['poll_interval'], 1, 3600, 'seconds')
+    for opt in ('scontrol_path', 'squeue_path'):
+        problems = ac.executable_errors(opt, p[opt])
+        if not problems and p[opt] and os.sep in p[opt] and not os.path.exists(p[opt]):
+            problems = ['%s %s does not exist; %s must be the path of an executable file' % (opt, p[opt], opt)]
+        errors += problems
+    ac.refuse(module, errors)
 
     slurm = Slurm(module)
     node = slurm.node(name)

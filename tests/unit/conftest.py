@@ -221,3 +221,48 @@ def damaged_tokens():
     """``damaged_tokens(text, seed=0)`` -> [(kind, text)] cut, shuffled and token-garbled copies, for the
     benchmark parsers' robustness tests."""
     return _damaged_tokens
+
+
+TALLY = '_gpufleet_bad_input_tally'
+
+
+def pytest_sessionfinish(session):
+    """Under pytest-xdist a worker hands its bad-input counts to the controller (``workeroutput``)."""
+    tally = getattr(session.config, TALLY, None)
+    if tally and hasattr(session.config, 'workeroutput'):
+        session.config.workeroutput[TALLY] = dict(tally)
+
+
+def pytest_configure(config):
+    if config.pluginmanager.hasplugin('xdist'):
+        config.pluginmanager.register(_XdistTally(config), 'gpufleet-bad-input-tally')
+
+
+class _XdistTally:
+    """Adds the workers' counts up on the controller."""
+
+    def __init__(self, config):
+        self.config = config
+
+    def pytest_testnodedown(self, node, error):  # pylint: disable=unused-argument
+        got = getattr(node, 'workeroutput', {}).get(TALLY)
+        if not got:
+            return
+        total = getattr(self.config, TALLY, None)
+        if total is None:
+            total = dict((k, 0) for k in got)
+            setattr(self.config, TALLY, total)
+        for k, v in got.items():
+            total[k] = total.get(k, 0) + v
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):  # pylint: disable=unused-argument
+    """Totals of the bad-input table (tests/unit/test_bad_inputs.py) when it ran."""
+    tally = getattr(config, TALLY, None)
+    if not tally:
+        return
+    terminalreporter.write_line(
+        'bad-input table: tried %d, refused cleanly %d, clean failures %d, no-change %d, tracebacks %d, '
+        'changed-something %d' % (tally['tried'], tally['refused'], tally['clean_failure'], tally['no_change'],
+                                  tally['traceback'], tally['changed'])
+        + (', other outcomes %d' % tally['other'] if tally['other'] else ''))

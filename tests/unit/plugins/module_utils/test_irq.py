@@ -69,12 +69,17 @@ def test_plan_one_per_core_then_siblings():
     assert irq.plan([1], []) == {}
 
 
+DEV = "0000:81:00.0"
+REC = "# gpufleet.cluster.irq_affinity bans of 0000:81:00.0: "
+
+
 def test_irqbalance_config():
     text = 'ENABLED="1"\nIRQBALANCE_ARGS="--policyscript=/x --banirq=7"\n'
-    out = irq.irqbalance_config_with_bans(text, [121, 120])
-    assert out == 'ENABLED="1"\nIRQBALANCE_ARGS="--policyscript=/x --banirq=7 --banirq=120 --banirq=121"\n'
-    assert irq.irqbalance_config_with_bans(out, [120, 121]) == out
-    assert irq.irqbalance_config_with_bans("", [5]) == 'IRQBALANCE_ARGS="--banirq=5"\n'
+    out = irq.irqbalance_config_with_bans(text, [121, 120], DEV)
+    assert out == ('ENABLED="1"\n' + REC + '120-121\n'
+                   'IRQBALANCE_ARGS="--policyscript=/x --banirq=7 --banirq=120 --banirq=121"\n')
+    assert irq.irqbalance_config_with_bans(out, [120, 121], DEV) == out
+    assert irq.irqbalance_config_with_bans("", [5], DEV) == REC + '5\nIRQBALANCE_ARGS="--banirq=5"\n'
 
 
 def test_irqbalance_pids(tmp_path, tree):
@@ -84,3 +89,126 @@ def test_irqbalance_pids(tmp_path, tree):
     (tmp_path / "proc" / "43" / "comm").write_text("sshd\n")
     assert irq.irqbalance_pids(str(tmp_path)) == [42]
     assert irq.irqbalance_pids(tree) == []
+
+
+# Hand-made irqbalance environment files (Debian /etc/default/irqbalance, RHEL /etc/sysconfig/irqbalance style).
+
+
+def edit_twice(text, irqs, owner=DEV):
+    """The edit, and a check that a second edit with the same input changes nothing."""
+    out = irq.irqbalance_config_with_bans(text, irqs, owner)
+    assert irq.irqbalance_config_with_bans(out, irqs, owner) == out
+    return out
+
+
+def test_ban_edit_trailing_comment_stays_a_comment():
+    text = 'IRQBALANCE_ARGS="--hintpolicy=exact"   # set by the site team\n'
+    assert edit_twice(text, [120]) == (REC + '120\n'
+                                       'IRQBALANCE_ARGS="--hintpolicy=exact --banirq=120"   # set by the site team\n')
+    # an empty value followed by a comment
+    assert edit_twice('IRQBALANCE_ARGS= # none yet\n', [5]) == REC + '5\nIRQBALANCE_ARGS="--banirq=5" # none yet\n'
+
+
+def test_ban_edit_keeps_single_quotes_and_export():
+    text = "export IRQBALANCE_ARGS='--policyscript=/usr/local/bin/pol'\n"
+    assert edit_twice(text, [121, 120]) == (
+        REC + "120-121\nexport IRQBALANCE_ARGS='--policyscript=/usr/local/bin/pol --banirq=120 --banirq=121'\n")
+    # unquoted one word: a second word needs quotes, double ones
+    assert edit_twice("IRQBALANCE_ARGS=--debug\n", [3]) == REC + '3\nIRQBALANCE_ARGS="--debug --banirq=3"\n'
+
+
+def test_ban_edit_duplicates_last_one_counts_earlier_left_alone():
+    text = ('IRQBALANCE_ARGS="--banirq=1"\n'
+            'ENABLED=1\n'
+            'IRQBALANCE_ARGS="--hintpolicy=ignore"\n')
+    assert edit_twice(text, [120]) == ('IRQBALANCE_ARGS="--banirq=1"\n'
+                                       'ENABLED=1\n' + REC + '120\n'
+                                       'IRQBALANCE_ARGS="--hintpolicy=ignore --banirq=120"\n')
+    assert [a["line"] for a in irq.parse_env_assignments(text) if a["name"] == "IRQBALANCE_ARGS"] == [1, 3]
+
+
+def test_ban_edit_removes_stale_bans_of_this_device_only():
+    text = (REC + '90-91\n'
+            '# gpufleet.cluster.irq_affinity bans of 0000:82:00.0: 91-92\n'
+            'IRQBALANCE_ARGS="--banirq=7 --banirq=90 --banirq=91 --banirq=92"\n')
+    out = edit_twice(text, [120, 121])
+    # 90: ours and stale -> gone; 91: stale for us but the other device's record holds it -> kept;
+    # 92: the other device's; 7: no record, the operator's -> kept
+    assert out == (REC + '120-121\n'
+                   '# gpufleet.cluster.irq_affinity bans of 0000:82:00.0: 91-92\n'
+                   'IRQBALANCE_ARGS="--banirq=7 --banirq=91 --banirq=92 --banirq=120 --banirq=121"\n')
+    assert irq.ban_records(out) == {DEV: {120, 121}, "0000:82:00.0": {91, 92}}
+
+
+def test_ban_edit_operator_ban_is_not_claimed():
+    text = 'IRQBALANCE_ARGS="--banirq 120 -i121"\n'
+    out = edit_twice(text, [120, 121, 122])
+    assert out == REC + '122\nIRQBALANCE_ARGS="--banirq 120 -i121 --banirq=122"\n'
+    # 120/121 are no longer wanted: still the operator's, kept; 122 is ours and stale: removed
+    assert edit_twice(out, [130]) == REC + '130\nIRQBALANCE_ARGS="--banirq 120 -i121 --banirq=130"\n'
+
+
+def test_ban_edit_file_without_the_variable():
+    text = '# hand-made\nIRQBALANCE_ONESHOT=auto\n#IRQBALANCE_ARGS="--commented-out"'
+    assert edit_twice(text, [120, 121, 122]) == (
+        text + '\n' + REC + '120-122\nIRQBALANCE_ARGS="--banirq=120 --banirq=121 --banirq=122"\n')
+    assert edit_twice("", [7]) == REC + '7\nIRQBALANCE_ARGS="--banirq=7"\n'
+
+
+def test_ban_edit_idempotent_and_keeps_everything_else():
+    text = ('# hand-made, CRLF line ends\r\n'
+            'IRQBALANCE_ARGS="--a\r\n  --b"  # two lines\r\n'
+            'OTHER=x\r\n')
+    out = edit_twice(text, [9])
+    assert out == ('# hand-made, CRLF line ends\r\n' + REC + '9\r\n'
+                   'IRQBALANCE_ARGS="--a\r\n  --b --banirq=9"  # two lines\r\nOTHER=x\r\n')
+    assert irq.irqbalance_config_with_bans(out, [9], DEV) == out
+
+
+@pytest.mark.parametrize("text, why", [
+    ('IRQBALANCE_ARGS="--a"\'--b\'\n', "glued from several"),
+    ('IRQBALANCE_ARGS="--a\n', "double quote is not closed"),
+    ("IRQBALANCE_ARGS='--a\n", "single quote is not closed"),
+    ('IRQBALANCE_ARGS=--a --b\n', "'--b' follows the value"),
+    ('IRQBALANCE_ARGS=--a\\ --b\n', "unquoted and holds a backslash"),
+])
+def test_ban_edit_refuses_what_it_cannot_edit_safely(text, why):
+    with pytest.raises(ValueError, match="IRQBALANCE_ARGS on line 1") as info:
+        irq.irqbalance_config_with_bans(text, [1], DEV)
+    assert why in str(info.value)
+
+
+def test_cpulist_reversed_and_bounded_without_expanding():
+    with pytest.raises(ValueError, match="reversed"):
+        irq.parse_cpulist("5-2")
+    with pytest.raises(ValueError, match="CPU 999999999 is above CPU 31"):
+        irq.parse_cpulist("0-999999999", 31)  # refused before a billion-entry list exists
+    assert irq.cpulist_ranges("0-999999999,4") == [(0, 999999999), (4, 4)]
+    assert irq.parse_cpulist(" 8 - 10 ,12") == [8, 9, 10, 12]
+
+
+def test_kernel_files_that_do_not_parse_are_empty_not_tracebacks(tmp_path):
+    cpu = tmp_path / "sys" / "devices" / "system" / "cpu"
+    cpu.mkdir(parents=True)
+    (cpu / "online").write_text("garbage\n")
+    (tmp_path / "proc" / "irq" / "5").mkdir(parents=True)
+    (tmp_path / "proc" / "irq" / "5" / "smp_affinity_list").write_text("0-999999999\n")
+    assert irq.online_cpus(str(tmp_path)) == [] and irq.read_affinity(str(tmp_path), 5) is None
+    assert irq.host_max_cpu(str(tmp_path)) == (irq.MAX_CPUS - 1, None)
+    (cpu / "possible").write_text("0-255\n")
+    assert irq.host_max_cpu(str(tmp_path)) == (255, "/sys/devices/system/cpu/possible")
+
+
+def test_copy_for_boot_replay_stays_standalone(tmp_path):
+    """roles/irq_affinity copies irq.py to the node as gpufleet_irq.py: it must import with the standard
+    library alone."""
+    import subprocess
+    import sys
+
+    src = Path(irq.__file__).read_text()
+    (tmp_path / "gpufleet_irq.py").write_text(src)
+    code = ("import sys; sys.path.insert(0, %r); import gpufleet_irq as m; "
+            "print(m.irqbalance_config_with_bans('', [5], 'd').splitlines()[-1])" % str(tmp_path))
+    out = subprocess.run([sys.executable, "-I", "-c", code], cwd=str(tmp_path), capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == 'IRQBALANCE_ARGS="--banirq=5"'

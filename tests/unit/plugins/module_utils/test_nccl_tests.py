@@ -265,3 +265,114 @@ def test_rccl_min_bw_verdict_on_the_avg_line():
     """rccl-tests append OK/FAILED to the Avg line when NCCL_TESTS_MIN_BW is set (ROCm/rccl-tests src/common.cu)."""
     parsed = nccl_tests.parse('# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 54.8575 FAILED\n')
     assert parsed['avg_busbw_reported'] == 54.8575 and parsed['avg_busbw_status'] == 'FAILED'
+
+
+# ---- NCCL_DEBUG=INFO: multi-line INFO messages inside the table (see tests/unit/fixtures/hand_made/README.md) ----
+
+
+def test_multiline_nccl_info_continuations_are_not_rows_hand_made():
+    """NCCL prefixes only the first line of a message; the bare lines after it (numbers, a '|' table) are not rows
+    of the table, so a clean run is neither short of rows nor 'malformed'."""
+    parsed = nccl_tests.parse((HAND / 'nccl-allreduce-8xH100-debug-info-multiline-HANDMADE.txt').read_text())
+    assert [r['size'] for r in parsed['rows']] == [134217728, 268435456, 536870912, 1073741824]
+    assert parsed['malformed'] == [] and parsed['errors'] == [] and parsed['complete'] is True
+    assert parsed['rows'][2]['oop_busbw'] == 413.63 and parsed['rows'][3]['ip_busbw'] == 418.77
+    assert nccl_tests.summarize(parsed)['avg_busbw'] == 405.11 and nccl_tests.run_problems(parsed) == []
+
+
+def test_damaged_rows_among_info_continuations_still_fail_hand_made():
+    """The table's shape decides: a row with a garbled figure or cut short next to the continuation lines is
+    still malformed, the continuation lines are not."""
+    text = (HAND / 'nccl-allreduce-8xH100-debug-info-multiline-HANDMADE.txt').read_text()
+    row = '   536870912     134217728     float     sum      -1   2271.4  236.36  413.63       0'
+    assert row in text
+    garbled = nccl_tests.parse(text.replace(row, row.replace('413.63', '41?.63')))
+    assert [r['size'] for r in garbled['rows']] == [134217728, 268435456, 1073741824]
+    assert len(garbled['malformed']) == 1 and garbled['malformed'][0].split()[:9] == row.replace('413.63', '41?.63').split()
+    size_lost = nccl_tests.parse(text.replace(row, row.replace('536870912', '|')))
+    assert len(size_lost['malformed']) == 1 and size_lost['malformed'][0].split()[:3] == ['|', '134217728', 'float']
+    full = next(line for line in text.splitlines() if line.startswith(row))
+    cut = nccl_tests.parse(text.replace(full, row[:70]))
+    assert cut['malformed'] == [' '.join(row[:70].split())] and len(cut['rows']) == 3  # pending wrapped-row start
+
+
+INFO_CONTINUATION = (
+    'node1:100:200 [0] NCCL INFO a message of several lines:\n'
+    '   0   1   2   3   4   5   6   7   8   9  10\n'
+    '   0   1   2   3   4   5   6   7   8   9  10  11\n'
+    '   0   1   2   3   4   5   6   7   8   9  10  11  12\n'
+    '  1.00  2.00  3.00  4.00  5.00  6.00  7.00  8.00  9.00 10.00 11.00 12.00 13.00\n'
+    ' Max NThreads |            512 |            640 |            512 |\n')
+
+
+@pytest.mark.parametrize('name', sorted(RECORDED))
+def test_info_continuations_inside_every_recorded_table(name, corpus_file):
+    """The same bare continuation lines dropped between the rows of every recorded layout (11, 12 and 13 columns,
+    launcher prefixes) change nothing."""
+    text = corpus_file('nccl_tests/' + name).read_text()
+    orig = nccl_tests.parse(text)
+    lines = text.splitlines()
+    first_row = next(i for i, line in enumerate(lines) if nccl_tests.parse(line)['rows'])
+    prefix = lines[first_row][:len(lines[first_row]) - len(strip_prefix(lines[first_row]))]
+    block = '\n'.join(prefix + line for line in INFO_CONTINUATION.splitlines())
+    spliced = '\n'.join(lines[:first_row + 1] + [block] + lines[first_row + 1:])
+    parsed = nccl_tests.parse(spliced)
+    assert parsed['rows'] == orig['rows'] and parsed['malformed'] == [] and parsed['complete'] == orig['complete']
+
+
+# ---- several runs in one log; failure lines name their run ----
+
+
+def test_failed_run_among_several_is_named_hand_made():
+    parsed = nccl_tests.parse((HAND / 'nccl-3runs-8xH100-allgather-test-nccl-failure-HANDMADE.txt').read_text())
+    assert [(r['index'], r['line'], r['binary'], r['rows'], r['complete']) for r in parsed['runs']] == [
+        (1, 9, 'all_reduce_perf', 3, True), (2, 32, 'all_gather_perf', 0, False), (3, 48, 'reduce_scatter_perf', 3, True)]
+    assert parsed['runs'][1]['errors'] == [
+        "line 44: Test NCCL failure common.cu:1279 'unhandled cuda error (run with NCCL_DEBUG=INFO for details) / '",
+        'line 45: .. gpu021 pid 51200: Test failure common.cu:1112']
+    assert parsed['complete'] is True and len(parsed['rows']) == 6 and len(parsed['ranks']) == 8  # the last run closed
+    problems = nccl_tests.run_problems(parsed)
+    assert len(problems) == 1
+    assert problems[0].startswith("run 2 (all_gather_perf, from line 32) printed failure line(s): line 44: Test NCCL "
+                                  "failure common.cu:1279 'unhandled cuda error")
+
+
+def test_recorded_runs_back_to_back(corpus_file):
+    """Two recorded logs one after the other: two clean runs, no problem; the second one cut short: named."""
+    first = corpus_file('nccl_tests/superbench-allreduce-8xA100-40GB.txt').read_text()
+    second = corpus_file('nccl_tests/deepops-slurm-allreduce-1M-4G-oldformat.txt').read_text()
+    both = nccl_tests.parse(first + second)
+    got = [(r['index'], r['rows'], r['complete'], r['errors']) for r in both['runs']]
+    assert got == [(1, 34, True, []), (2, 13, True, [])]
+    assert both['runs'][1]['line'] == len(first.splitlines()) + 3  # the excerpt starts at its column header
+    assert nccl_tests.run_problems(both) == [] and both['malformed'] == []
+    cut = nccl_tests.parse(second[:second.index('# Out of bounds')] + first)
+    assert [(r['rows'], r['complete']) for r in cut['runs']] == [(13, False), (34, True)]
+    assert nccl_tests.run_problems(cut) == [
+        'run 1 (from line 3) is incomplete: no "# Out of bounds values"/"# Avg bus bandwidth" line after its last row']
+
+
+def test_single_run_failure_line_is_a_problem():
+    parsed = nccl_tests.parse('# nThread 1 nGpus 8\nnode1: Test NCCL failure common.cu:1005 \'unhandled system error\'\n')
+    assert nccl_tests.run_problems(parsed) == [
+        "the run printed failure line(s): line 2: Test NCCL failure common.cu:1005 'unhandled system error'"]
+
+
+@pytest.mark.parametrize('closing', ['# Out of bounds values : 2 FAIL?D', '# Out of bounds values : ? FAILED',
+                                     '# Avg bus bandwidth    : 54.8575 FA|LED', '# Avg bus bandwidth    : 5x.85'])
+def test_unreadable_closing_line_is_malformed(closing):
+    """A verdict or count on a closing line that cannot be read is never taken for OK."""
+    row = '   268435456      67108864     float     sum      -1   1121.4  239.38  239.38      0   1121.2  239.43  239.43      0'
+    parsed = nccl_tests.parse(row + '\n' + closing + '\n')
+    assert parsed['malformed'] == [closing]
+
+
+@pytest.mark.parametrize('redop,root', [('3', '-1'), ('sum', 'x')])
+def test_row_cells_must_fit_the_header_columns(redop, root):
+    """Counting cells is not enough: the redop column holds a word and the root column an integer. A line with a
+    number for the redop (or a word for the root) is not read as a row; it starts like one, so it is malformed."""
+    header = ('#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw'
+              ' #wrong\n')
+    line = '   8   2   float   %s   %s   1.0  0.00  0.00  0  1.0  0.00  0.00  0' % (redop, root)
+    parsed = nccl_tests.parse(header + line + '\n')
+    assert parsed['rows'] == [] and parsed['malformed'] == [line.strip()]

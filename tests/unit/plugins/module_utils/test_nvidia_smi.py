@@ -397,3 +397,62 @@ def test_damaged_topo_never_crashes(corpus):
             assert isinstance(topo, dict)
             for row in topo.get('matrix', {}).values():
                 assert all(isinstance(v, str) for v in row.values())
+
+
+# --- topo -m: empty cells are read by the header's column positions, never shifted -------------------------------
+
+
+def test_topo_space_aligned_empty_cpu_affinity_hand_made():
+    """An empty CPU Affinity cell in a space-aligned copy: splitting on blanks reported CPU '0' and NUMA None."""
+    topo = nvidia_smi.parse_topo_matrix(
+        (HAND_MADE / 'nvidia-smi-topo-m-space-aligned-empty-cpu-affinity-HANDMADE.txt').read_text())
+    assert topo['devices'] == ['GPU0', 'GPU1', 'mlx5_0', 'mlx5_1']
+    assert topo['affinity']['GPU0'] == {'cpu_affinity': None, 'numa_affinity': '0', 'gpu_numa_id': None}
+    assert topo['affinity']['GPU1'] == {'cpu_affinity': '48-95', 'numa_affinity': '1', 'gpu_numa_id': None}
+    assert topo['affinity']['mlx5_0'] == {'cpu_affinity': None, 'numa_affinity': None, 'gpu_numa_id': None}
+    assert topo['matrix']['GPU0'] == {'GPU1': 'NV18', 'mlx5_0': 'PIX', 'mlx5_1': 'SYS'}
+    assert topo['matrix']['mlx5_1'] == {'GPU0': 'SYS', 'GPU1': 'PIX', 'mlx5_0': 'SYS'}
+
+
+def test_topo_recorded_tabbed_row_with_empty_cpu_affinity(corpus_file):
+    """The recorded H100 row with its CPU Affinity cell emptied: the extra tab nvidia-smi prints before 'GPU NUMA ID'
+    is dropped where it stands, not the first empty cell (which gave CPU '0' and NUMA None)."""
+    text = corpus_file('nvidia_smi/topo-m-h100-single-ansi.txt').read_text()
+    assert 'GPU0\t X \t0-19\t0\t\tN/A' in text
+    topo = nvidia_smi.parse_topo_matrix(text.replace('GPU0\t X \t0-19\t0\t\tN/A', 'GPU0\t X \t\t0\t\tN/A'))
+    assert topo['affinity']['GPU0'] == {'cpu_affinity': None, 'numa_affinity': '0', 'gpu_numa_id': None}
+
+
+@pytest.mark.parametrize('name', ['topo-m-8xA100-NV12-mleng.txt', 'topo-m-8xH100-NV18-mleng.txt'])
+def test_topo_recorded_space_aligned_row_with_empty_cell(name, corpus_file):
+    """The recorded space-aligned matrices with the GPU0 CPU Affinity blanked (same width): read by position."""
+    text = corpus_file('nvidia_smi/' + name).read_text()
+    orig = nvidia_smi.parse_topo_matrix(text)
+    row = next(line for line in text.splitlines() if line.startswith('GPU0 '))
+    cpu = orig['affinity']['GPU0']['cpu_affinity']
+    blanked = nvidia_smi.parse_topo_matrix(text.replace(row, row.replace(cpu, ' ' * len(cpu))))
+    assert blanked['affinity']['GPU0'] == {'cpu_affinity': None, 'numa_affinity': '0'}
+    assert blanked['matrix'] == orig['matrix'] and blanked['affinity']['GPU7'] == orig['affinity']['GPU7']
+
+
+def test_topo_row_not_aligned_with_its_header_guesses_no_affinity():
+    """Blanks collapsed to one (cells no longer under their labels) and a cell missing: the links are read in
+    order, the affinity cells are not guessed."""
+    text = ('      GPU0  GPU1  CPU Affinity  NUMA Affinity\n'
+            'GPU0 X NV12 0\n'
+            'GPU1  NV12   X    24-47         1\n')
+    topo = nvidia_smi.parse_topo_matrix(text)
+    assert topo['matrix']['GPU0'] == {'GPU1': 'NV12'}
+    assert topo['affinity']['GPU0'] == {'cpu_affinity': None, 'numa_affinity': None}
+    assert topo['affinity']['GPU1'] == {'cpu_affinity': '24-47', 'numa_affinity': '1'}
+
+
+def test_topo_garbled_labels_are_not_merged():
+    """Found by the property tests: a header naming one device twice, or a NIC legend naming two NICs alike, mapped
+    a cell of one device onto another (a row listing itself as a peer)."""
+    text = (HAND_MADE / 'nvidia-smi-topo-m-nic-legend-HANDMADE.txt').read_text()
+    header = next(line for line in text.splitlines() if line.startswith('\tGPU0'))
+    assert nvidia_smi.parse_topo_matrix(text.replace(header, header.replace('NIC1', 'NIC0'))) == {}
+    topo = nvidia_smi.parse_topo_matrix(text.replace('NIC1: mlx5_1', 'NIC1: mlx5_0'))
+    assert topo['devices'][4:] == ['NIC0', 'NIC1', 'NIC2', 'NIC3'] and topo['matrix']['NIC0']['NIC1'] == 'NODE'
+    assert all(row not in links for row, links in topo['matrix'].items())

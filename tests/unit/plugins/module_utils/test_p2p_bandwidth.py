@@ -152,3 +152,77 @@ def test_cut_shuffled_garbled_never_invent_or_pass_silently(name, corpus_file, d
             # cut short: a matrix of the full run is missing or lacks figures
             assert any(n not in parsed['matrices'] or p2p.missing_pairs(parsed['matrices'][n]) for n in orig['matrices']) \
                 or p2p.missing_pairs(list(parsed['matrices'].values())[-1]), bad
+
+
+# ---- nvbandwidth bidirectional parts and N/A pairs (see tests/unit/fixtures/hand_made/README.md) ----
+
+NVB_PCIE = HAND / 'nvbandwidth-4xL40S-no-p2p-pairs-bidir-read-HANDMADE.txt'
+BIDIR = 'device_to_device_bidirectional_memcpy_read_ce'
+
+
+def test_nvbandwidth_bidirectional_read1_read2_total_hand_made():
+    """The three matrices of a bidirectional test case ('Read1'/'Read2'/'Total' between GPU(column) and bandwidth)
+    are all read, under the keys the tool's SUM lines use."""
+    parsed = p2p.parse_nvbandwidth(NVB_PCIE.read_text())
+    assert sorted(parsed['matrices']) == [BIDIR + '_read1', BIDIR + '_read2', BIDIR + '_total',
+                                          'device_to_device_memcpy_read_ce']
+    assert parsed['sums'] == {'device_to_device_memcpy_read_ce': 105.24, BIDIR + '_read1': 83.38,
+                              BIDIR + '_read2': 83.39, BIDIR + '_total': 166.77}
+    total = parsed['matrices'][BIDIR + '_total']
+    assert (total['part'], total['testcase'], total['direction'], total['row_kind'], total['column_kind']) == (
+        'total', BIDIR, '<->', 'GPU', 'GPU')
+    assert total['values']['3']['2'] == 22.07 and parsed['matrices'][BIDIR + '_read2']['values']['3']['2'] == 11.05
+    assert p2p.below(total, 40) == [('3', '2', 22.07)]
+    assert parsed['matrices']['device_to_device_memcpy_read_ce']['part'] is None and parsed['problems'] == []
+
+
+def test_nvbandwidth_na_pairs_are_not_applicable_not_missing_hand_made():
+    """N/A is what nvbandwidth prints for a pair without peer access (and the diagonal): not applicable, not a
+    missing figure. A cell that cannot be read is still missing."""
+    text = NVB_PCIE.read_text()
+    parsed = p2p.parse_nvbandwidth(text)
+    no_p2p = [('0', '2'), ('0', '3'), ('1', '2'), ('1', '3'), ('2', '0'), ('2', '1'), ('3', '0'), ('3', '1')]
+    for matrix in parsed['matrices'].values():
+        assert p2p.missing_pairs(matrix) == []
+        assert p2p.not_applicable_pairs(matrix) == no_p2p
+        assert ['0', '0'] in matrix['not_applicable'] and matrix['values']['0']['2'] is None
+    garbled = p2p.parse_nvbandwidth(text.replace(' 1     26.28       N/A       N/A       N/A',
+                                                 ' 1     26.28       N/?       N/A       N/A'))
+    assert p2p.missing_pairs(garbled['matrices']['device_to_device_memcpy_read_ce']) == []  # 1 -> 1: the diagonal
+    garbled = p2p.parse_nvbandwidth(text.replace(' 1     26.28       N/A       N/A       N/A',
+                                                 ' 1     26.28       N/A       N/?       N/A'))
+    assert p2p.missing_pairs(garbled['matrices']['device_to_device_memcpy_read_ce']) == [('1', '2')]
+
+
+def test_nvbandwidth_device_to_device_parts_titled_cpu_row():
+    """Some nvbandwidth versions title the device-to-device bidirectional parts 'CPU(row) <-> GPU(column)'
+    (NVIDIA/nvbandwidth testcases_ce.cpp); the test case says the rows are GPUs."""
+    text = NVB_PCIE.read_text().replace('memcpy CE GPU(row) <-> GPU(column)', 'memcpy CE CPU(row) <-> GPU(column)')
+    parsed = p2p.parse_nvbandwidth(text)
+    assert len(parsed['matrices']) == 4 and {m['row_kind'] for m in parsed['matrices'].values()} == {'GPU'}
+    assert parsed['matrices'][BIDIR + '_total']['title'].startswith('memcpy CE CPU(row) <-> GPU(column) Total')
+    host = p2p.parse_nvbandwidth('Running host_to_device_bidirectional_memcpy_ce.\n'
+                                 'memcpy CE CPU(row) <-> GPU(column) bandwidth (GB/s)\n          0\n 0     41.20\n')
+    assert host['matrices']['host_to_device_bidirectional_memcpy_ce']['row_kind'] == 'CPU'
+
+
+def test_nvbandwidth_single_row_matrices_are_not_square():
+    """nvbandwidth's CPU(row) matrices and its all_to_one/one_to_all cases print one row (the host, or all the other
+    GPUs at once; a 1 x N PeerValueMatrix in NVIDIA/nvbandwidth testcases_ce.cpp): their missing figures are the cells
+    of that row, not the rows 1..N-1 of a square GPU matrix."""
+    h2d = p2p.parse_nvbandwidth((HAND / 'nvbandwidth-4xH100-d2d-HANDMADE.txt').read_text())['matrices']['host_to_device_memcpy_ce']
+    assert p2p.missing_pairs(h2d) == []
+    parsed = p2p.parse_nvbandwidth('Running all_to_one_write_ce.\nmemcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)\n'
+                                   '           0         1\n 0    120.50    ???\n')
+    matrix = parsed['matrices']['all_to_one_write_ce']
+    assert matrix['row_kind'] == 'ALL' and p2p.missing_pairs(matrix) == [('0', '1')]
+    header_cut = p2p.parse_nvbandwidth('Running device_to_device_memcpy_read_ce.\n'
+                                       'memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)\n           0')
+    assert p2p.missing_pairs(header_cut['matrices']['device_to_device_memcpy_read_ce']) == [('*', '*')]
+
+
+def test_nvbandwidth_garbled_sum_line_does_not_raise():
+    """Found by the property tests: a SUM figure garbled to '.20.88' raised ValueError."""
+    text = (HAND / 'nvbandwidth-4xH100-d2d-HANDMADE.txt').read_text().replace('220.88', '.20.88')
+    parsed = p2p.parse_nvbandwidth(text)
+    assert 'host_to_device_memcpy_ce' not in parsed['sums'] and parsed['sums']['device_to_device_memcpy_write_ce'] == 4075.16

@@ -106,7 +106,10 @@ def test_errors(run_module, root):
     res = run_module(mod.main, args(root, reserved_cpus=["8-15", "24-31"]))
     assert res["failed"] and "no CPU left" in res["msg"]
     res = run_module(mod.main, args(root, policy="explicit", cpus=["40"]))
-    assert res["failed"] and "not online" in res["msg"]
+    assert res["failed"] and res["msg"].startswith("cpus: '40' names CPU 40; allowed are CPU numbers 0-31")
+    (root / "sys" / "devices" / "system" / "cpu" / "possible").write_text("0-63\n")  # offline CPUs exist
+    res = run_module(mod.main, args(root, policy="explicit", cpus=["40"]))
+    assert res["failed"] and "cpus: 40 are not online" in res["msg"]
 
 
 def test_irqbalance_report_and_ban(run_module, root):
@@ -207,3 +210,135 @@ def test_boot_replay_program_missing_device_and_bad_file(root, tmp_path, capsys)
     gone.write_text(json.dumps({"format": "gpufleet.irq_affinity/1", "interface": "nope0", "cpus": [1],
                                 "proc_root": str(root), "sysfs_root": str(root)}))
     assert prog.main(["--wait", "0.2", str(gone)]) == 1 and "nope0: device not found" in capsys.readouterr().err
+
+
+# --- every option checked before the first change; partial failures reported; no stray temp files ---
+
+
+@pytest.mark.parametrize("regex", ["mlx5_(", "[", "*x", "(?P<a>x)(?P<a>y)"])
+def test_bad_irq_name_regex_refused(run_module, root, regex):
+    before = snapshot(root)
+    res = run_module(mod.main, args(root, irq_name_regex=regex))
+    assert res["failed"] and res["changed"] is False
+    assert res["msg"].startswith("irq_name_regex: %r is not a valid Python regular expression" % regex)
+    assert snapshot(root) == before
+
+
+@pytest.mark.parametrize("kind", ["directory", "relative", "under_a_file"])
+def test_irqbalance_config_must_be_an_absolute_file(run_module, root, tmp_path, kind):
+    (root / "etc").mkdir()
+    (tmp_path / "afile").write_text("x\n")
+    path = {"directory": str(root / "etc"), "relative": "etc/irqbalance",
+            "under_a_file": str(tmp_path / "afile" / "irqbalance")}[kind]
+    before = snapshot(root)
+    res = run_module(mod.main, args(root, irqbalance="ban", irqbalance_config=path))
+    assert res["failed"] and res["changed"] is False and res["msg"].startswith("irqbalance_config: ")
+    assert {"directory": "is a directory", "relative": "an absolute file path is needed",
+            "under_a_file": "is not a directory"}[kind] in res["msg"]
+    assert snapshot(root) == before  # no IRQ pinned
+
+
+@pytest.mark.parametrize("option", ["cpus", "reserved_cpus"])
+def test_reversed_cpu_range_refused(run_module, root, option):
+    before = snapshot(root)
+    res = run_module(mod.main, args(root, policy="explicit", **{"cpus": ["10-11"], option: ["5-2"]}))
+    assert res["failed"] and res["changed"] is False
+    assert res["msg"].startswith("%s: '5-2' is not a CPU number or cpulist (the range 5-2 is reversed" % option)
+    assert "allowed are CPU numbers 0-31" in res["msg"] and snapshot(root) == before
+
+
+def test_huge_cpu_range_refused_without_building_it(run_module, root):
+    import time
+
+    start = time.monotonic()
+    res = run_module(mod.main, args(root, reserved_cpus=["8", "0-999999999"]))
+    assert time.monotonic() - start < 5  # the billion CPUs are never expanded
+    assert res["failed"] and res["changed"] is False
+    assert res["msg"] == ("reserved_cpus: '0-999999999' names CPU 999999999; allowed are CPU numbers 0-31 "
+                          "(this host's CPUs, /sys/devices/system/cpu/online) or ranges of them like 8-15, "
+                          "lowest first")
+    (root / "sys" / "devices" / "system" / "cpu" / "online").unlink()  # sysfs says nothing: the sane maximum
+    res = run_module(mod.main, args(root, policy="explicit", cpus=["0-999999999"]))
+    assert res["failed"] and "allowed are CPU numbers 0-8191 (no CPU list in sysfs: 8192 is the largest" in res["msg"]
+
+
+def test_bad_device_and_interface_names_refused(run_module, root):
+    res = run_module(mod.main, args(root, device="../../../etc"))
+    assert res["failed"] and res["msg"].startswith("device: '../../../etc' is not a PCI address")
+    a = args(root, interface="../../x")
+    del a["device"]
+    res = run_module(mod.main, a)
+    assert res["failed"] and res["msg"].startswith("interface: '../../x' is not a netdev name")
+
+
+@pytest.mark.parametrize("how", ["raises", "fail_json"])
+def test_irqbalance_temp_file_removed_when_atomic_move_fails(run_module, root, monkeypatch, how):
+    """atomic_move raises (ansible-core 2.17+) or ends the module through fail_json (older cores)."""
+    from ansible.module_utils.basic import AnsibleModule
+
+    def broken(self, src, dest, unsafe_writes=False, keep_dest_attrs=True):
+        if how == "raises":
+            raise Exception("hand-made atomic_move failure")  # pylint: disable=broad-exception-raised
+        self.fail_json(msg="hand-made atomic_move failure")
+
+    monkeypatch.setattr(AnsibleModule, "atomic_move", broken)
+    (root / "etc").mkdir()
+    (root / "etc" / "irqb").write_text('IRQBALANCE_ARGS="--foo"\n')  # hand-made
+    before = snapshot(root)
+    res = run_module(mod.main, args(root, irqbalance="ban"))
+    assert res["failed"] and "hand-made atomic_move failure" in res["msg"]
+    assert sorted(p.name for p in (root / "etc").iterdir()) == ["irqb"]  # no stray .irqbalance.* temp file
+    assert snapshot(root) == before and res.get("changed", False) is False  # the file goes first: no IRQ pinned
+    res = run_module(mod.main, args(root, irqbalance="ban", irqbalance_config=str(root / "new" / "dir" / "irqb")))
+    assert res["failed"] and not (root / "new").exists()  # directories made for the file are gone again
+
+
+def test_restart_failure_after_config_write_reports_changed(run_module, root, tmp_path, monkeypatch):
+    (root / "proc" / "777").mkdir()
+    (root / "proc" / "777" / "comm").write_text("irqbalance\n")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / "systemctl"
+    fake.write_text('#!/bin/sh\necho "hand-made: unit irqbalance.service is masked" >&2\nexit 1\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", "%s:%s" % (bindir, os.environ["PATH"]))
+    res = run_module(mod.main, args(root, irqbalance="ban"))
+    assert res["failed"] and res["changed"] is True, res
+    assert "restart irqbalance failed (rc 1)" in res["msg"] and "masked" in res["msg"]
+    assert "applied before this failure: %s written" % (root / "etc" / "irqb") in res["msg"]
+    assert "--banirq=120" in (root / "etc" / "irqb").read_text()
+    assert affinity(root, 120) == "0-31"  # the IRQs come after irqbalance: not pinned
+
+
+def test_ban_keeps_operator_file_and_replaces_stale_bans(run_module, root):
+    """Hand-made /etc/default/irqbalance in the Debian style, with the operator's own ban and a record of
+    bans this module added for the device in an earlier boot (IRQ numbers 90-91 then)."""
+    (root / "etc").mkdir()
+    (root / "etc" / "irqb").write_text(
+        "# irqbalance options (hand-made)\n"
+        "#IRQBALANCE_ONESHOT=\n"
+        "# gpufleet.cluster.irq_affinity bans of 0000:81:00.0: 90-91\n"
+        "IRQBALANCE_ARGS='--hintpolicy=subset --banirq=7 --banirq=90 --banirq=91'  # site policy\n")
+    res = run_module(mod.main, dict(args(root, irqbalance="ban", irq_name_regex="mlx5_comp0@"), _ansible_diff=True))
+    assert res["changed"] is True and res["irqbalance"]["config_changed"] is True
+    text = (root / "etc" / "irqb").read_text()
+    assert text == ("# irqbalance options (hand-made)\n"
+                    "#IRQBALANCE_ONESHOT=\n"
+                    "# gpufleet.cluster.irq_affinity bans of 0000:81:00.0: 121\n"
+                    "IRQBALANCE_ARGS='--hintpolicy=subset --banirq=7 --banirq=121'  # site policy\n")
+    assert res["diff"][1]["after"] == text and "--banirq=90" in res["diff"][1]["before"]
+    again = run_module(mod.main, args(root, irqbalance="ban", irq_name_regex="mlx5_comp0@"))
+    assert again["changed"] is False and (root / "etc" / "irqb").read_text() == text
+
+
+def test_roots_and_unreadable_interrupts_refused(run_module, root, tmp_path):
+    (tmp_path / "afile").write_text("x\n")
+    res = run_module(mod.main, args(root, proc_root=str(tmp_path / "afile")))
+    assert res["failed"] and res["msg"].startswith("proc_root: ") and "has no proc/ directory" in res["msg"]
+    res = run_module(mod.main, args(root, sysfs_root=""))
+    assert res["failed"] and res["msg"].startswith("sysfs_root: an absolute directory path is needed")
+    (root / "proc" / "interrupts").write_bytes(b"\xff\xfe hand-made garbage\n")
+    before = snapshot(root)
+    res = run_module(mod.main, args(root))
+    assert res["failed"] and res["changed"] is False and res["msg"].startswith("proc_root: ")
+    assert "/proc/interrupts is missing or does not read" in res["msg"] and snapshot(root) == before

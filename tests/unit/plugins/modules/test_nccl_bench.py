@@ -235,3 +235,36 @@ def test_avg_busbw_failed_status_fails(corpus_file, tmp_path, run_module):
     result = run_module(nccl_bench.main, {'executable': exe})
     assert result['failed'] is True and result['avg_busbw_status'] == 'FAILED'
     assert result['failures'][0].startswith('nccl (all_reduce_perf): Avg bus bandwidth 68.4048 FAILED (the tool')
+
+
+def test_failed_run_in_a_log_of_several_fails_with_rc_0(tmp_path, run_module):
+    """A job script ran three binaries and exited 0; all_gather_perf printed 'Test NCCL failure' and no table. The
+    other two runs are clean and closed: the module still fails and names the run, its binary and lines."""
+    exe, dummy = make_replay(tmp_path, 'all_reduce_perf',
+                             {'stdout': str(HAND / 'nccl-3runs-8xH100-allgather-test-nccl-failure-HANDMADE.txt'), 'rc': 0})
+    result = run_module(nccl_bench.main, {'executable': exe, 'rung': 'nccl-node'})
+    assert result['failed'] is True and result['rc'] == 0 and result['complete'] is True and len(result['rows']) == 6
+    assert len(result['failures']) == 1
+    assert result['failures'][0].startswith(
+        "nccl-node (all_reduce_perf): run 2 (all_gather_perf, from line 32) printed failure line(s): line 44: Test "
+        "NCCL failure common.cu:1279 'unhandled cuda error (run with NCCL_DEBUG=INFO for details) / '; line 45: .. "
+        "gpu021 pid 51200: Test failure common.cu:1112 on 8 ranks/8 GPUs on gpu021")
+    assert [(r['index'], r['binary'], r['complete']) for r in result['runs']] == [
+        (1, 'all_reduce_perf', True), (2, 'all_gather_perf', False), (3, 'reduce_scatter_perf', True)]
+
+
+def test_recorded_runs_back_to_back_pass(corpus_file, tmp_path, run_module):
+    text = corpus_file(ALLREDUCE).read_text() + corpus_file('nccl_tests/deepops-slurm-allreduce-1M-4G-oldformat.txt').read_text()
+    exe, dummy = make_replay(tmp_path, 'all_reduce_perf', {'stdout_text': text})
+    result = run_module(nccl_bench.main, {'executable': exe})
+    assert 'failed' not in result, result['msg']
+    assert [(r['index'], r['rows'], r['complete']) for r in result['runs']] == [(1, 34, True), (2, 13, True)]
+
+
+def test_multiline_nccl_info_run_passes(tmp_path, run_module):
+    """NCCL_DEBUG=INFO messages of several lines inside the table: a clean run, not 'malformed rows'."""
+    exe, dummy = make_replay(tmp_path, 'all_reduce_perf',
+                             {'stdout': str(HAND / 'nccl-allreduce-8xH100-debug-info-multiline-HANDMADE.txt')})
+    result = run_module(nccl_bench.main, {'executable': exe, 'env': {'NCCL_DEBUG': 'INFO'}, 'min_busbw': 400})
+    assert 'failed' not in result, result['msg']
+    assert result['malformed'] == [] and len(result['rows']) == 4 and result['busbw_at_check'] == 418.67

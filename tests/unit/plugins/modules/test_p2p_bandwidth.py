@@ -187,3 +187,49 @@ def test_p2p_read_asked_but_reads_matrices_absent_fails(corpus_file, tmp_path, r
     assert result['failed'] is True and result['failures'] == [
         'p2p (p2pBandwidthLatencyTest): output is incomplete: unidirectional_p2p_enabled_reads, latency_p2p_enabled_reads, '
         'latency_p2p_enabled_reads_cpu not printed (cut off or garbled output is not accepted); cmd: %s --p2p_read' % exe]
+
+
+NVB_PCIE = HAND / 'nvbandwidth-4xL40S-no-p2p-pairs-bidir-read-HANDMADE.txt'
+BIDIR = 'device_to_device_bidirectional_memcpy_read_ce'
+
+
+def test_nvbandwidth_bidir_total_checked_and_na_pairs_not_missing(tmp_path, run_module):
+    """Bidirectional Read1/Read2/Total: the Total is checked against min_bidir_gbps; N/A pairs (no peer access) are
+    not 'missing figures' - with require_p2p they fail as what they are, without it they are not applicable."""
+    exe, dummy = make_replay(tmp_path, 'nvbandwidth', {'stdout': str(NVB_PCIE)})
+    args = {'tool': 'nvbandwidth', 'executable': exe, 'min_gbps': 20, 'min_bidir_gbps': 40,
+            'testcases': ['device_to_device_memcpy_read_ce', BIDIR]}
+    result = run_module(p2p_bandwidth.main, dict(args, require_p2p=False))
+    assert result['failed'] is True
+    assert result['checked'] == {'device_to_device_memcpy_read_ce': 'uni', BIDIR + '_total': 'bidir'}
+    assert result['failures'] == [
+        'p2p (nvbandwidth): memcpy CE GPU(row) <-> GPU(column) Total bandwidth (GB/s): GPU 3 <-> GPU 2 = 22.07 GB/s '
+        '< threshold 40.00 GB/s; cmd: %s -t device_to_device_memcpy_read_ce -t %s' % (exe, BIDIR)]
+    assert result['worst_pairs'][BIDIR + '_total'] == {'pair': 'GPU 3 <-> GPU 2', 'value': 22.07}
+    ok = run_module(p2p_bandwidth.main, dict(args, require_p2p=False, min_bidir_gbps=20))
+    assert 'failed' not in ok, ok['msg']
+    strict = run_module(p2p_bandwidth.main, dict(args, min_bidir_gbps=20))
+    assert strict['failed'] is True and len(strict['failures']) == 2
+    assert strict['failures'][0].startswith(
+        'p2p (nvbandwidth): memcpy CE GPU(row) <-> GPU(column) Total bandwidth (GB/s): N/A (no peer access) for 8 '
+        'pair(s): GPU 0 <-> GPU 2, GPU 0 <-> GPU 3, GPU 1 <-> GPU 2')
+    assert 'missing figures' not in strict['msg']
+
+
+def test_nvbandwidth_bidir_part_cut_short_fails(tmp_path, run_module):
+    """The one-way parts are not held to a threshold, but a Read1 matrix cut short still fails the run."""
+    text = NVB_PCIE.read_text().replace(' 3       N/A       N/A     11.02       N/A\n', '')
+    exe, dummy = make_replay(tmp_path, 'nvbandwidth', {'stdout_text': text})
+    result = run_module(p2p_bandwidth.main, {'tool': 'nvbandwidth', 'executable': exe, 'require_p2p': False})
+    assert result['failed'] is True and len(result['failures']) == 1
+    assert result['failures'][0].startswith(
+        'p2p (nvbandwidth): memcpy CE GPU(row) <-> GPU(column) Read1 bandwidth (GB/s) is missing figures for 3 '
+        'pair(s): GPU 3 <-> GPU 0, GPU 3 <-> GPU 1, GPU 3 <-> GPU 2')
+
+
+def test_nvbandwidth_requested_host_testcase_is_whole(tmp_path, run_module):
+    """A requested CPU(row) test case (one row) is whole when its row is: not 'missing figures' for GPU 1..3 rows."""
+    exe, dummy = make_replay(tmp_path, 'nvbandwidth', {'stdout': str(NVB)})
+    result = run_module(p2p_bandwidth.main, {'tool': 'nvbandwidth', 'executable': exe, 'min_gbps': 50,
+                                             'testcases': ['host_to_device_memcpy_ce', 'device_to_device_memcpy_write_ce']})
+    assert 'failed' not in result, result['msg']

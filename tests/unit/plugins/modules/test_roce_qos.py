@@ -259,3 +259,183 @@ def test_adhoc_four_steps_stateful_dcb(tree, tmp_path):
         if len(results) == 1:
             assert snapshot(tree) == before
     assert results == [True, True, False, False]
+
+
+# --- input refused before any change; partial failures reported; no stray temp files ---------------
+
+def outside_netdev(tmp_path):
+    """A hand-made netdev-like tree OUTSIDE sysfs_root (tmp_path/x) that a traversing name would reach."""
+    enable = tmp_path / "x" / "ecn" / "roce_np" / "enable"
+    enable.mkdir(parents=True)
+    for prio in range(8):
+        (enable / str(prio)).write_text("0\n")
+    return tmp_path / "x"
+
+
+@pytest.mark.parametrize("name", ["../../../../x", "", "a/b", "..", "ens 1", "x" * 16])
+def test_interface_must_be_a_plain_name(run_module, tree, tmp_path, name):
+    outside = outside_netdev(tmp_path)
+    before, outside_before = snapshot(tree), snapshot(outside)
+    res = run_module(mod.main, base_args(tree, interface=name, tool="dcb", dcb_path="/nonexistent/dcb", ecn_np=[3]))
+    assert res["failed"] and res["changed"] is False
+    assert res["msg"].startswith("interface: ") and "allowed are 1-15 characters without '/'" in res["msg"]
+    assert snapshot(tree) == before and snapshot(outside) == outside_before
+
+
+@pytest.mark.parametrize("name", ["../../x", "", "mlx5_0/..", "mlx5 0"])
+def test_device_must_be_a_plain_name(run_module, tree, name):
+    dirs = sorted(str(p) for p in tree.parent.rglob("*") if p.is_dir())
+    res = run_module(mod.main, base_args(tree, device=name, tool="dcb", dcb_path="/nonexistent/dcb", dscp=26))
+    assert res["failed"] and res["changed"] is False
+    assert res["msg"].startswith("device: ") and "allowed are 1-63 characters" in res["msg"]
+    assert sorted(str(p) for p in tree.parent.rglob("*") if p.is_dir()) == dirs  # no mkdir anywhere
+
+
+def test_name_rule_refuses_nul():
+    """A NUL never reaches main() through AnsibleModule (its syslog call refuses it first); the rule has it."""
+    from ansible_collections.gpufleet.cluster.plugins.module_utils import roce_sysfs
+
+    assert roce_sysfs.name_problem("ens1f0np0\0", 15) and roce_sysfs.name_problem("mlx5\0", 63)
+    assert roce_sysfs.name_problem("ens1f0np0", 15) is None and roce_sysfs.name_problem("mlx5_0", 63) is None
+
+
+def test_unknown_device_and_port_refused(run_module, tree):
+    res = run_module(mod.main, base_args(tree, device="mlx5_9", tool="dcb", dcb_path="/nonexistent/dcb", dscp=26))
+    assert res["failed"] and "device: mlx5_9 is not an RDMA device" in res["msg"]
+    assert not (tree / "configfs" / "rdma_cm" / "mlx5_9").exists()
+    res = run_module(mod.main, base_args(tree, port=2, tool="dcb", dcb_path="/nonexistent/dcb", dscp=26))
+    assert res["failed"] and "port: 2 is not a port of mlx5_0; allowed are 1" in res["msg"]
+    res = run_module(mod.main, base_args(tree, port=0))
+    assert res["failed"] and "port: an RDMA port number >= 1" in res["msg"]
+
+
+@pytest.mark.parametrize("pfc", [[3.7], ["3.7"], [8], [-1], [True, 3], [3, None]])
+def test_pfc_needs_whole_priorities(run_module, tree, tmp_path, pfc):
+    binary, state = make_fake(tmp_path, "mlnx_qos")
+    state_before = Path(state).read_text()
+    res = run_module(mod.main, base_args(tree, tool="mlnx_qos", mlnx_qos_path=binary, pfc=pfc))
+    assert res["failed"] and res["changed"] is False
+    assert res["msg"].startswith("pfc: ") and "integers 0-7" in res["msg"]
+    assert Path(state).read_text() == state_before
+
+
+def test_dcqcn_values_and_names_checked_first(run_module, tree, tmp_path):
+    binary, state = make_fake(tmp_path, "mlnx_qos")
+    before, state_before = snapshot(tree), Path(state).read_text()
+    res = run_module(mod.main, base_args(tree, tool="mlnx_qos", mlnx_qos_path=binary, pfc=[3],
+                                         dcqcn_np={"cnp_dscp": 46.5, "cnp_802p_prio": 9}))
+    assert res["failed"] and "dcqcn_np.cnp_dscp: an integer 0-63 is needed" in res["msg"]
+    assert "dcqcn_np.cnp_802p_prio: an integer 0-7 is needed" in res["msg"]
+    # a parameter file the netdev does not have: refused before the tool ran
+    res = run_module(mod.main, base_args(tree, tool="mlnx_qos", mlnx_qos_path=binary, pfc=[3],
+                                         dcqcn_rp={"rpg_nonsense": 1}))
+    assert res["failed"] and "dcqcn_rp: 'rpg_nonsense' is not a parameter of ens1f0np0" in res["msg"]
+    assert "rpg_time_reset" in res["msg"]
+    assert snapshot(tree) == before and Path(state).read_text() == state_before
+
+
+def test_ets_shares_must_add_up(run_module, tree, tmp_path):
+    binary, state = make_fake(tmp_path, "dcb")
+    state_before = Path(state).read_text()
+    res = run_module(mod.main, base_args(tree, tool="dcb", dcb_path=binary, pfc=[3], tc_tsa=["ets"] * 8,
+                                         tc_bw=[10] * 8))
+    assert res["failed"] and res["msg"].startswith("tc_bw: the shares of the ets traffic classes must add up to 100")
+    assert Path(state).read_text() == state_before
+
+
+@pytest.mark.parametrize("kind", ["directory", "relative", "under_a_file"])
+def test_persist_path_checked_before_any_change(run_module, tree, tmp_path, kind):
+    binary, state = make_fake(tmp_path, "mlnx_qos")
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "afile").write_text("x")
+    path = {"directory": str(tmp_path / "etc"), "relative": "etc/ens1f0np0.json",
+            "under_a_file": str(tmp_path / "afile" / "ens1f0np0.json")}[kind]
+    before, state_before = snapshot(tree), Path(state).read_text()
+    res = run_module(mod.main, base_args(tree, tool="mlnx_qos", mlnx_qos_path=binary, persist_path=path, **WANT))
+    assert res["failed"] and res["changed"] is False and res["msg"].startswith("persist_path: ")
+    assert {"directory": "is a directory", "relative": "an absolute file path is needed",
+            "under_a_file": "is not a directory"}[kind] in res["msg"]
+    assert snapshot(tree) == before and Path(state).read_text() == state_before
+    assert list((tmp_path / "etc").iterdir()) == []
+
+
+def failing_wrapper(tmp_path, binary, obj, cmd):
+    """A wrapper around the HANDMADE fake that fails ``dcb OBJ CMD ...`` (hand-made failure)."""
+    path = tmp_path / "dcb-failing"
+    path.write_text('#!/bin/sh\nif [ "$1" = %s ] && [ "$2" = %s ]; then echo "Error: hand-made failure" >&2; '
+                    'exit 2; fi\nexec %s "$@"\n' % (obj, cmd, binary))
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_tool_failure_after_pfc_reports_changed(run_module, tree, tmp_path):
+    binary, state = make_fake(tmp_path, "dcb")
+    failing = failing_wrapper(tmp_path, binary, "ets", "set")
+    res = run_module(mod.main, base_args(tree, tool="dcb", dcb_path=failing, pfc=[3], tc_tsa=["ets"] * 8,
+                                         tc_bw=[10, 10, 10, 30, 10, 10, 10, 10]))
+    assert res["failed"] and res["changed"] is True, res
+    assert "ets set" in res["msg"] and "hand-made failure" in res["msg"]
+    assert "applied before this failure: ran %s pfc set dev ens1f0np0" % failing in res["msg"]
+    assert [argv[1:3] for argv in res["applied"]["commands"]] == [["pfc", "set"]]
+    assert json.loads(Path(state).read_text())["pfc"][3] is True  # the PFC change did happen
+
+
+def test_configfs_failure_after_tool_and_persist_reports_changed(run_module, tree, tmp_path):
+    binary, state = make_fake(tmp_path, "mlnx_qos")
+    shutil.rmtree(str(tree / "configfs" / "rdma_cm" / "mlx5_0"))  # mkdir makes a plain directory: no ports/
+    persist = tmp_path / "etc" / "ens1f0np0.json"
+    res = run_module(mod.main, base_args(tree, tool="mlnx_qos", mlnx_qos_path=binary, pfc=[3], dscp=26,
+                                         persist_path=str(persist)))
+    assert res["failed"] and res["changed"] is True, res
+    assert res["msg"].startswith("cannot write 104 to ")
+    applied = res["applied"]
+    assert applied["persist_path"] == str(persist) and persist.is_file()
+    assert len(applied["commands"]) == 1 and applied["mkdir"] == [str(tree / "configfs" / "rdma_cm" / "mlx5_0")]
+    assert applied["writes"] == []
+
+
+@pytest.mark.parametrize("how", ["raises", "fail_json"])
+def test_persist_temp_file_removed_when_atomic_move_fails(run_module, tree, tmp_path, monkeypatch, how):
+    """atomic_move raises (ansible-core 2.17+) or ends the module through fail_json (older cores)."""
+    from ansible.module_utils.basic import AnsibleModule
+
+    def broken(self, src, dest, unsafe_writes=False, keep_dest_attrs=True):
+        if how == "raises":
+            raise Exception("hand-made atomic_move failure")  # pylint: disable=broad-exception-raised
+        self.fail_json(msg="hand-made atomic_move failure")
+
+    monkeypatch.setattr(AnsibleModule, "atomic_move", broken)
+    binary, state = make_fake(tmp_path, "mlnx_qos")
+    (tmp_path / "etc").mkdir()
+    persist = tmp_path / "etc" / "roce" / "ens1f0np0.json"
+    before, state_before = snapshot(tree), Path(state).read_text()
+    res = run_module(mod.main, base_args(tree, tool="mlnx_qos", mlnx_qos_path=binary, persist_path=str(persist),
+                                         **WANT))
+    assert res["failed"] and "hand-made atomic_move failure" in res["msg"]
+    assert list((tmp_path / "etc").rglob("*")) == []  # no temp file, no directory left behind
+    # the persistence file goes first: nothing else was changed
+    assert res.get("changed", False) is False
+    assert snapshot(tree) == before and Path(state).read_text() == state_before
+
+
+def test_unreadable_tool_output_refused_before_any_change(run_module, tree, tmp_path):
+    """A dcb that prints hand-made garbage: the current trust/PFC cannot be known, so nothing is computed
+    or applied (before: trust taken for pcp, the persistence file written, then a failure)."""
+    binary = tmp_path / "dcb"
+    binary.write_text("#!/bin/sh\necho 'hand-made garbage ### | ?'\n")
+    binary.chmod(0o755)
+    persist = tmp_path / "etc" / "roce.json"
+    before = snapshot(tree)
+    res = run_module(mod.main, base_args(tree, tool="dcb", dcb_path=str(binary), trust="dscp", pfc=[3],
+                                         persist_path=str(persist)))
+    assert res["failed"] and res["changed"] is False
+    assert res["msg"].startswith("trust, pfc: the current value cannot be read from the dcb output")
+    assert snapshot(tree) == before and not persist.exists()
+
+
+@pytest.mark.parametrize("key, value, why", [("sysfs_root", "", "an absolute directory path is needed"),
+                                             ("sysfs_root", "/nonexistent-HANDMADE", "has no sys/ directory"),
+                                             ("configfs_root", "rel/configfs", "an absolute directory path")])
+def test_roots_checked(run_module, tree, key, value, why):
+    res = run_module(mod.main, base_args(tree, dscp=26, **{key: value}))
+    assert res["failed"] and res["changed"] is False and res["msg"].startswith(key + ": ") and why in res["msg"]
