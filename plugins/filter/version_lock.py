@@ -14,8 +14,8 @@ from ansible_collections.gpufleet.cluster.plugins.module_utils.version_lock impo
 )
 
 
-def version_lock_errors(lock, name='gpufleet_lock'):
-    return lock_errors(lock, name)
+def version_lock_errors(lock, name='gpufleet_lock', provider=None):
+    return lock_errors(lock, name, provider)
 
 
 def version_lock_expectations(lock):

@@ -5,7 +5,8 @@
 GPU driver, Fabric Manager, OFED/DOCA, container toolkit, HCA firmware and VBIOS. The provision roles
 install exactly that, the checks report every node that differs, and a rollout changes it.
 
-This module validates a manifest (``lock_errors``), turns it into the expectations the node checks use
+This module validates a manifest (``lock_errors``; given the hosts' ``rdma_stack_provider``, an OFED key
+that nothing would install or check is an error too), turns it into the expectations the node checks use
 (``lock_expectations``) and compares installed package versions with it (``package_deviations``).
 Pure functions: used by the ``version_lock_errors`` filter on the controller before any host is touched,
 and by the node checks (``hwcheck``).
@@ -40,6 +41,30 @@ LOCK_KEYS = tuple(sorted(set(LOCK_FORMATS) | {'packages'}))
 KEY_PACKAGES = {
     'container_toolkit': ('nvidia-container-toolkit', 'nvidia-container-toolkit-base'),
 }
+# rdma_stack_provider (roles/rdma_stack) -> what it installs, in words.
+RDMA_PROVIDERS = {
+    'distro': "installs the distribution's rdma-core, which has no ofed_info",
+    'doca_ofed': 'installs DOCA-OFED (doca-ofed)',
+    'mlnx_ofed': 'installs MLNX_OFED (mlnx-ofed-all)',
+    'none': 'installs nothing (the node image brings the stack)',
+}
+# OFED keys of the manifest -> (providers under which something installs or checks the key, what would).
+# doca_ofed is installed (and held) by rdma_stack with provider doca_ofed and read by nothing else (a DOCA
+# release is not what ofed_info -s prints); mlnx_ofed and ofed_version are compared with ofed_info -s by
+# the node checks, which needs DOCA-OFED or MLNX_OFED on the node.
+OFED_KEY_PROVIDERS = {
+    'doca_ofed': (('doca_ofed',),
+                  'rdma_stack_provider doca_ofed installs and holds it (with rdma_stack_apt_repo pointing at your '
+                  'DOCA mirror); the node checks do not read it (to check the ofed_info -s version of a DOCA-OFED '
+                  'the node image brings, pin ofed_version)'),
+    'mlnx_ofed': (('mlnx_ofed', 'none'),
+                  'rdma_stack_provider mlnx_ofed installs MLNX_OFED (with rdma_stack_apt_repo pointing at your '
+                  'mirror), or none when the node image has it; the node checks compare it with ofed_info -s '
+                  '(with DOCA-OFED pin doca_ofed, and ofed_version for the ofed_info -s check)'),
+    'ofed_version': (('doca_ofed', 'mlnx_ofed', 'none'),
+                     'rdma_stack_provider doca_ofed or mlnx_ofed installs an OFED that has ofed_info (or none when '
+                     'the node image has one); the node checks compare it with ofed_info -s'),
+}
 PACKAGE_NAME_RE = r'^[a-z0-9][a-z0-9+._-]*$'
 PACKAGE_VERSION_RE = r'^(\d+:)?[0-9][\w.+~:-]*$'
 
@@ -52,21 +77,47 @@ def _text(value):
     return value if isinstance(value, str) else None
 
 
-def lock_errors(lock, name='gpufleet_lock'):
+def lock_errors(lock, name='gpufleet_lock', provider=None):
     """Every problem of the manifest ``lock`` as a list of messages naming ``name.key``; empty when usable.
-    ``None`` values mean "not pinned" and are allowed."""
+    ``None`` values mean "not pinned" and are allowed. ``provider`` is the ``rdma_stack_provider`` of the
+    profile's hosts (``none`` where rdma_stack does not run): an OFED key that nothing installs or checks
+    under it is an error. ``None`` leaves that rule out."""
+    errors = _provider_errors(provider)
     if lock is None:
-        return []
+        return errors
     if not isinstance(lock, dict):
-        return ['%s must be a dict of pinned versions (keys: %s), got %s' % (name, ', '.join(LOCK_KEYS), type(lock).__name__)]
-    errors, bad = [], set()
+        return errors + ['%s must be a dict of pinned versions (keys: %s), got %s'
+                         % (name, ', '.join(LOCK_KEYS), type(lock).__name__)]
+    bad = set()
     for key in sorted(lock, key=str):
         value = lock[key]
         before = len(errors)
         errors.extend(_key_errors(name, key, value))
         if len(errors) > before:
             bad.add(key)
-    errors.extend(_cross_errors(name, dict((k, v) for k, v in lock.items() if k not in bad), bad))
+    good = dict((k, v) for k, v in lock.items() if k not in bad)
+    errors.extend(_cross_errors(name, good, bad))
+    if isinstance(provider, str) and provider in RDMA_PROVIDERS:
+        errors.extend(_unused_key_errors(name, good, provider))
+    return errors
+
+
+def _provider_errors(provider):
+    if provider is None or (isinstance(provider, str) and provider in RDMA_PROVIDERS):
+        return []
+    return ['rdma_stack_provider must be one of %s (got %r)' % (', '.join(sorted(RDMA_PROVIDERS)), provider)]
+
+
+def _unused_key_errors(name, lock, provider):
+    """Pinned OFED keys that nothing installs or checks under ``provider``."""
+    errors = []
+    for key in sorted(OFED_KEY_PROVIDERS):
+        if lock.get(key) is None:
+            continue
+        providers, which = OFED_KEY_PROVIDERS[key]
+        if provider not in providers:
+            errors.append('%s.%s = %s is pinned, but rdma_stack_provider %s %s: %s. Set that provider (and its '
+                          'mirror) or remove the key' % (name, key, lock[key], provider, RDMA_PROVIDERS[provider], which))
     return errors
 
 

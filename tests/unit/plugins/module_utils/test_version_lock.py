@@ -31,8 +31,75 @@ GOOD = {
 
 def test_prod_inventory_lock_is_valid():
     with open(os.path.join(ROOT, 'inventories', 'prod', 'group_vars', 'profile_h100_ib.yml')) as f:
-        lock = yaml.safe_load(f)['gpufleet_lock']
+        profile = yaml.safe_load(f)
+    lock = profile['gpufleet_lock']
     assert vl.lock_errors(lock) == []
+    # the profile names the RDMA stack provider its lock needs, and the mirror that provider installs from
+    assert vl.lock_errors(lock, provider=profile.get('rdma_stack_provider')) == []
+    assert profile['rdma_stack_provider'] == 'doca_ofed'
+    assert '{{ gpufleet_lock.doca_ofed }}' in profile['rdma_stack_apt_repo']
+    assert profile['rdma_stack_apt_repo'].startswith('deb [signed-by=')
+    # under the role's default provider (distro: rdma-core) nothing would install or check its doca_ofed pin
+    assert vl.lock_errors(lock, provider='distro') == [
+        "gpufleet_lock.doca_ofed = 2.9.1 is pinned, but rdma_stack_provider distro installs the distribution's "
+        "rdma-core, which has no ofed_info: rdma_stack_provider doca_ofed installs and holds it (with "
+        "rdma_stack_apt_repo pointing at your DOCA mirror); the node checks do not read it (to check the "
+        "ofed_info -s version of a DOCA-OFED the node image brings, pin ofed_version). Set that provider (and its "
+        "mirror) or remove the key"]
+
+
+# An OFED key nothing installs or checks under the hosts' rdma_stack_provider is refused: doca_ofed is only
+# installed by provider doca_ofed (the node checks do not read it); mlnx_ofed and ofed_version are compared
+# with ofed_info -s, which rdma-core (provider distro) does not have.
+@pytest.mark.parametrize('key, value, provider, ok', [
+    ('doca_ofed', '2.9.1', 'doca_ofed', True),
+    ('doca_ofed', '2.9.1', 'distro', False),
+    ('doca_ofed', '2.9.1', 'mlnx_ofed', False),
+    ('doca_ofed', '2.9.1', 'none', False),
+    ('mlnx_ofed', '5.8-1.0.1.1', 'mlnx_ofed', True),
+    ('mlnx_ofed', '5.8-1.0.1.1', 'none', True),
+    ('mlnx_ofed', '5.8-1.0.1.1', 'distro', False),
+    ('mlnx_ofed', '5.8-1.0.1.1', 'doca_ofed', False),
+    ('ofed_version', '24.10-1.1.4', 'doca_ofed', True),
+    ('ofed_version', '24.10-1.1.4', 'mlnx_ofed', True),
+    ('ofed_version', '24.10-1.1.4', 'none', True),
+    ('ofed_version', '24.10-1.1.4', 'distro', False),
+])
+def test_ofed_key_must_be_installed_or_checked_by_the_provider(key, value, provider, ok):
+    errors = vl.lock_errors({key: value}, provider=provider)
+    if ok:
+        assert errors == []
+    else:
+        assert len(errors) == 1, errors
+        # names the key, the provider, and what would install or check the key
+        assert errors[0].startswith('gpufleet_lock.%s = %s is pinned, but rdma_stack_provider %s ' % (key, value, provider))
+        assert 'rdma_stack_provider %s' % vl.OFED_KEY_PROVIDERS[key][0][0] in errors[0].split(': ', 1)[1]
+
+
+def test_provider_rule_details():
+    # no provider given: the rule is left out (callers that do not know the hosts' provider)
+    assert vl.lock_errors({'doca_ofed': '2.9.1'}) == []
+    # keys that no provider installs are not concerned; unpinned (null) OFED keys neither
+    assert vl.lock_errors(dict(GOOD, doca_ofed=None), provider='distro') == []
+    # the name given is used; a badly formatted key is reported once, for its format
+    assert vl.lock_errors({'doca_ofed': '2.9.1'}, 'rollout_lock', 'distro')[0].startswith('rollout_lock.doca_ofed = 2.9.1')
+    errors = vl.lock_errors({'doca_ofed': 'latest'}, provider='distro')
+    assert len(errors) == 1 and 'is not a DOCA release' in errors[0]
+    # an unknown provider is an error of its own, naming the choices
+    assert vl.lock_errors({}, provider='rdma-core') == [
+        "rdma_stack_provider must be one of distro, doca_ofed, mlnx_ofed, none (got 'rdma-core')"]
+    assert vl.lock_errors(None, provider='ofed') == [
+        "rdma_stack_provider must be one of distro, doca_ofed, mlnx_ofed, none (got 'ofed')"]
+    assert vl.lock_errors({'doca_ofed': '2.9.1'}, provider=['doca_ofed'])[0].startswith('rdma_stack_provider must be')
+
+
+def test_filter_passes_the_provider():
+    from ansible_collections.gpufleet.cluster.plugins.filter.version_lock import FilterModule
+
+    errors_filter = FilterModule().filters()['version_lock_errors']
+    assert errors_filter({'doca_ofed': '2.9.1'}) == []
+    assert errors_filter({'doca_ofed': '2.9.1'}, provider='doca_ofed') == []
+    assert 'rdma_stack_provider distro' in errors_filter({'doca_ofed': '2.9.1'}, 'rollout_lock', 'distro')[0]
 
 
 def test_good_lock_and_nulls():
