@@ -162,9 +162,9 @@ diff:
 import errno
 import os
 import re
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpufleet.cluster.plugins.module_utils import atomic_write
 from ansible_collections.gpufleet.cluster.plugins.module_utils import irq as irq_utils
 
 
@@ -285,43 +285,6 @@ def read_config(module, path):
         module.fail_json(msg="irqbalance_config: cannot read %s: %s" % (path, exc), changed=False)
 
 
-def write_file_atomic(module, path, text):
-    """Write ``text`` to ``path`` through a temp file in the same directory and ``atomic_move``.
-
-    Returns None, or the reason of the failure; then the temp file and the directories made here are
-    gone again (also when ``atomic_move`` ends the module itself, as older ansible-core does)."""
-    directory = os.path.dirname(path)
-    made, tmp = [], None
-    try:
-        missing = []
-        while not os.path.isdir(directory) and os.path.dirname(directory) != directory:
-            missing.append(directory)
-            directory = os.path.dirname(directory)
-        for item in reversed(missing):
-            os.mkdir(item, 0o755)
-            made.append(item)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".irqbalance.")
-        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        module.atomic_move(tmp, path, unsafe_writes=False)
-        tmp, made = None, []
-        return None
-    except Exception as exc:  # pylint: disable=broad-except  # atomic_move raises a bare Exception
-        return str(exc) or exc.__class__.__name__
-    finally:
-        if tmp is not None and os.path.lexists(tmp):
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-        for item in reversed(made):
-            try:
-                os.rmdir(item)
-            except OSError:
-                pass
-
-
 def plan_irqbalance(module, irqs, address, warnings):
     """What to do about irqbalance, computed without changing anything: (info, plan) where plan holds
     ``write`` (new file text or None), ``old``, ``systemctl`` (argv to run or None)."""
@@ -431,7 +394,7 @@ def main():
             module.fail_json(msg=msg, changed=bool(done), **result)
 
         if ib_plan["write"] is not None:
-            why = write_file_atomic(module, p["irqbalance_config"], ib_plan["write"])
+            why = atomic_write.write_text(module, p["irqbalance_config"], ib_plan["write"], prefix=".irqbalance.")
             if why:
                 fail("irqbalance_config: cannot write %s: %s" % (p["irqbalance_config"], why))
             done.append("%s written" % p["irqbalance_config"])

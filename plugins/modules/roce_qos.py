@@ -241,10 +241,10 @@ ansible_facts:
 import json
 import os
 import re
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.parsing.convert_bool import boolean
+from ansible_collections.gpufleet.cluster.plugins.module_utils import atomic_write
 from ansible_collections.gpufleet.cluster.plugins.module_utils import dcb as dcb_utils
 from ansible_collections.gpufleet.cluster.plugins.module_utils import mlnx_qos as mlnx_utils
 from ansible_collections.gpufleet.cluster.plugins.module_utils import roce_sysfs
@@ -552,43 +552,6 @@ def persist_text(p, tool, device, sysfs_map):
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 
-def write_persist(module, path, text):
-    """Write ``text`` to ``path`` through a temp file in the same directory and ``atomic_move``.
-
-    Returns None, or the reason of the failure; then the temp file and the directories made here are
-    gone again (also when ``atomic_move`` ends the module itself, as older ansible-core does)."""
-    directory = os.path.dirname(path)
-    made, tmp = [], None
-    try:
-        missing = []
-        while not os.path.isdir(directory) and os.path.dirname(directory) != directory:
-            missing.append(directory)
-            directory = os.path.dirname(directory)
-        for item in reversed(missing):
-            os.mkdir(item, 0o755)
-            made.append(item)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".roce_qos.")
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        module.atomic_move(tmp, path, unsafe_writes=False)
-        tmp, made = None, []
-        return None
-    except Exception as exc:  # pylint: disable=broad-except  # atomic_move raises a bare Exception
-        return str(exc) or exc.__class__.__name__
-    finally:
-        if tmp is not None and os.path.lexists(tmp):
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-        for item in reversed(made):
-            try:
-                os.rmdir(item)
-            except OSError:
-                pass
-
-
 def compare(module, tool, current, sysfs_map):
     """(before, after, tool_changes, file_writes) of the managed subset."""
     p = module.params
@@ -634,7 +597,7 @@ def apply_changes(module, tool, interface, device, plan):
         module.fail_json(msg=msg, changed=did, applied=applied, commands=plan["commands"], writes=plan["writes"])
 
     if plan["persist_changed"]:
-        why = write_persist(module, p["persist_path"], plan["persist_text"])
+        why = atomic_write.write_text(module, p["persist_path"], plan["persist_text"], prefix=".roce_qos.")
         if why:
             fail("persist_path: cannot write %s: %s" % (p["persist_path"], why))
         applied["persist_path"] = p["persist_path"]
