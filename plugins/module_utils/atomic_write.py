@@ -12,6 +12,19 @@ import os
 import tempfile
 
 
+def file_problem(path):
+    """None when ``path`` can be written as a regular file (it is one, or the first of its parents that exists
+    is a directory); else why not."""
+    if os.path.lexists(path) and not os.path.isfile(path):
+        return "%s exists and is not a regular file" % path
+    ancestor = os.path.dirname(path)
+    while not os.path.lexists(ancestor) and os.path.dirname(ancestor) != ancestor:
+        ancestor = os.path.dirname(ancestor)
+    if not os.path.isdir(ancestor):
+        return "%s cannot be created: %s is not a directory" % (path, ancestor)
+    return None
+
+
 def write_text(module, path, text, prefix=".gpufleet."):
     """Write ``text`` to ``path`` through a temp file in the same directory and ``atomic_move``.
 

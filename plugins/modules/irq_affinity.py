@@ -197,14 +197,7 @@ def config_path_problem(path):
     if path.endswith("/") or os.path.isdir(path):
         return "%s is a directory; the irqbalance environment file is needed (for example " \
                "/etc/default/irqbalance or /etc/sysconfig/irqbalance)" % path
-    if os.path.lexists(path) and not os.path.isfile(path):
-        return "%s exists and is not a regular file" % path
-    ancestor = os.path.dirname(path)
-    while not os.path.lexists(ancestor) and os.path.dirname(ancestor) != ancestor:
-        ancestor = os.path.dirname(ancestor)
-    if not os.path.isdir(ancestor):
-        return "%s cannot be created: %s is not a directory" % (path, ancestor)
-    return None
+    return atomic_write.file_problem(path)
 
 
 def validate(module):

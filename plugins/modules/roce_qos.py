@@ -309,14 +309,7 @@ def persist_path_problem(path):
         return "an absolute file path is needed (for example /etc/gpufleet/roce_qos/IF.json), got %r" % path
     if path.endswith("/") or os.path.isdir(path):
         return "%s is a directory; a file path is needed (for example %s/IF.json)" % (path, path.rstrip("/"))
-    if os.path.lexists(path) and not os.path.isfile(path):
-        return "%s exists and is not a regular file" % path
-    ancestor = os.path.dirname(path)
-    while not os.path.lexists(ancestor) and os.path.dirname(ancestor) != ancestor:
-        ancestor = os.path.dirname(ancestor)
-    if not os.path.isdir(ancestor):
-        return "%s cannot be created: %s is not a directory" % (path, ancestor)
-    return None
+    return atomic_write.file_problem(path)
 
 
 def validate(module):
