@@ -51,7 +51,7 @@ HANG_SECONDS = 60
 
 MODULES = ('bond_facts', 'dcgm_diag', 'docker_daemon_json', 'fleet_compare', 'fw_facts', 'gpu_burn', 'gpu_facts',
            'ib_port_facts', 'irq_affinity', 'nccl_bench', 'node_compare', 'p2p_bandwidth', 'pci_facts', 'rdma_bw',
-           'roce_qos', 'slurm_node')
+           'roce_qos', 'slurm_node', 'ssh_login_facts')
 ACTIONS = ('fleet_compare', 'node_compare')  # action plugins (their plugins/modules file is documentation)
 
 # Bytes no tool should print: not UTF-8, a NUL, control characters, half a UTF-8 sequence.
@@ -221,6 +221,15 @@ def docker(**kw):
     return dict(SAFE['docker'], **kw)
 
 
+def sshlogin(**kw):
+    return dict({'user': 'root', 'proc_root': T + '/proc', 'sshd_path': T + '/bin/sshd', 'config_file': T + '/sshd_config',
+                 'journalctl_path': T + '/bin/journalctl', 'auth_logs': [T + '/auth.log']}, **kw)
+
+
+SSHD_TOOLS = (tool('sshd', b'port 22\nallowusers root\npermitrootlogin without-password\n'), tool('journalctl', b''),
+              file('sshd_config', 'Port 22\n'), file('proc/net/tcp', '  sl  local_address rem_address   st\n'))
+
+
 def slurm(**kw):
     return dict(SAFE['slurm'], **dict({'name': 'gpu01'}, **kw))
 
@@ -239,6 +248,25 @@ GOOD_FACTS = {'nvidia_gpu': {'executable': '/usr/bin/nvidia-smi', 'driver_versio
                                         'ports': {'1': {'state': 'ACTIVE', 'rate_gbps': 400}}}}}
 
 ROWS = [
+    # ------------------------------------------------------------ ssh_login_facts (hand-made trees and tools)
+    row('ssh_login_facts', 'type confusion: user a list', sshlogin(user=['root']), 'refused', 'user', SSHD_TOOLS),
+    row('ssh_login_facts', 'empty user', sshlogin(user=''), 'refused', 'user', SSHD_TOOLS),
+    row('ssh_login_facts', 'user with a comma (would add -C match keys)', sshlogin(user='root,addr=1.2.3.4'), 'refused', 'user',
+        SSHD_TOOLS),
+    row('ssh_login_facts', 'NUL in user', sshlogin(user='root' + NUL), 'refused', 'user', SSHD_TOOLS),
+    row('ssh_login_facts', 'unknown user', sshlogin(user='gf-no-such-user'), 'refused', 'user', SSHD_TOOLS),
+    row('ssh_login_facts', 'proc_root does not exist', sshlogin(proc_root=T + '/nowhere'), 'refused', 'proc_root', SSHD_TOOLS),
+    row('ssh_login_facts', 'proc_root is a file', sshlogin(proc_root=T + '/sshd_config'), 'refused', 'proc_root', SSHD_TOOLS),
+    row('ssh_login_facts', 'sshd_path is a directory', sshlogin(sshd_path=T + '/bin'), 'refused', 'sshd_path', SSHD_TOOLS),
+    row('ssh_login_facts', 'sshd_path not executable', sshlogin(sshd_path=T + '/bin/sshd-noexec'), 'refused', 'sshd_path',
+        SSHD_TOOLS + (not_executable('sshd-noexec'),)),
+    row('ssh_login_facts', 'pid negative', sshlogin(pid=-1), 'refused', 'pid', SSHD_TOOLS),
+    row('ssh_login_facts', 'pid huge', sshlogin(pid=HUGE), 'refused', 'pid', SSHD_TOOLS),
+    row('ssh_login_facts', 'config_file is a directory', sshlogin(config_file=T + '/bin'), 'refused', 'config_file', SSHD_TOOLS),
+    row('ssh_login_facts', 'sshd -T fails', sshlogin(sshd_path=T + '/bin/sshd-bad'), 'clean-failure', None,
+        SSHD_TOOLS + (tool('sshd-bad', b'/etc/ssh/sshd_config line 3: Bad configuration option: Bogus\n', rc=255),)),
+    row('ssh_login_facts', 'garbage sshd -T output and TCP table', sshlogin(sshd_path=T + '/bin/sshd-garbage'), 'no-change', None,
+        SSHD_TOOLS[1:3] + (tool('sshd-garbage', GARBAGE), file('proc/net/tcp', GARBAGE), file('proc/net/tcp6', ASCII_GARBAGE))),
     # ------------------------------------------------------------ bond_facts
     row('bond_facts', 'type confusion: proc_root a list', {'proc_root': [T]}, 'refused', 'proc_root'),
     row('bond_facts', 'empty proc_root', {'proc_root': ''}, 'refused', 'proc_root'),

@@ -1,5 +1,5 @@
 # Read-only probe of gpufleet.cluster.ssh_hardening: prints "KEY VALUE..." lines, changes nothing.
-# $1 login user, $2 service unit, $3 socket unit, $4 smallest moduli size field to keep,
+# $1 login user (for sshd -T -C), $2 service unit, $3 socket unit, $4 smallest moduli size field to keep,
 # $5 sshd's privilege separation dir (the one thing it may create: sshd -T cannot run without it).
 user=$1 svc=$2 sock=$3 min_size=$4 privsep=$5
 PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
@@ -32,27 +32,9 @@ for u in "$svc" "$sock"; do
 done
 client=${SSH_CLIENT%% *}
 echo "client ${client:-127.0.0.1}"
-id -Gn "$user" 2>/dev/null | tr ' ' '\n' | sed '/^$/d; s/^/group /'
-home=$(getent passwd "$user" | cut -d: -f6)
 if [ -n "$sshd" ]; then
   [ -d "$privsep" ] || mkdir -p -m 0755 "$privsep"
-  if out=$("$sshd" -T -C "user=$user,host=${client:-127.0.0.1},addr=${client:-127.0.0.1}" 2>&1); then
-    cur=$(printf '%s\n' "$out" |
-      awk '/^(port|listenaddress|authorizedkeysfile|authorizedkeyscommand|trustedusercakeys) / {print "cur_" $0}')
-    printf '%s\n' "$cur"
-  else
+  out=$("$sshd" -T -C "user=$user,host=${client:-127.0.0.1},addr=${client:-127.0.0.1}" 2>&1) ||
     printf '%s\n' "$out" | sed 's/^/sshd_T_error /'
-    cur="cur_authorizedkeysfile .ssh/authorized_keys .ssh/authorized_keys2"
-  fi
-  # Key types in the login user's authorized_keys files (%h, %u, %% and relative paths expanded).
-  for k in $(awk '$1 == "cur_authorizedkeysfile" {for (i = 2; i <= NF; i++) print $i}' <<EOF_CUR
-$cur
-EOF_CUR
-); do
-    [ "$k" = none ] && continue
-    k=$(printf '%s' "$k" | sed "s#%h#$home#g; s#%u#$user#g; s#%%#%#g")
-    case $k in /*) ;; *) k="$home/$k" ;; esac
-    [ -f "$k" ] && awk '!/^[[:space:]]*(#|$)/ {for (i = 1; i <= NF; i++) if ($i ~ /^(ssh-|ecdsa-sha2-|sk-)/) {print "akey", $i; break}}' "$k"
-  done
 fi
 exit 0
