@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, gpufleet contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Controller-side comparison of firmware/driver/OFED versions across the hosts of each profile
-(documentation: plugins/modules/fleet_compare.py; logic: plugins/module_utils/hwcheck.py)."""
+(documentation: plugins/modules/fleet_compare.py; logic: plugins/plugin_utils/_hwcheck.py)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -12,7 +12,7 @@ from ansible.plugins.action import ActionBase
 
 import re
 
-from ansible_collections.gpufleet.cluster.plugins.module_utils.hwcheck import (
+from ansible_collections.gpufleet.cluster.plugins.plugin_utils._hwcheck import (
     FLEET_DEFAULT_ITEMS,
     FLEET_ITEMS,
     facts_errors,

@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, gpufleet contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Controller-side comparison of one host's hardware facts with its expected profile
-(documentation: plugins/modules/node_compare.py; logic: plugins/module_utils/hwcheck.py)."""
+(documentation: plugins/modules/node_compare.py; logic: plugins/plugin_utils/_hwcheck.py)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -10,7 +10,7 @@ __metaclass__ = type
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.cluster.plugins.module_utils.hwcheck import (
+from ansible_collections.gpufleet.cluster.plugins.plugin_utils._hwcheck import (
     check_node,
     facts_errors,
     node_versions,

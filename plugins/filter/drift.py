@@ -1,13 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter for playbooks/drift.yml (logic: plugins/module_utils/drift.py)."""
+"""Filter for playbooks/drift.yml (logic: plugins/plugin_utils/_drift.py)."""
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.cluster.plugins.module_utils.drift import build_report
+from ansible_collections.gpufleet.cluster.plugins.plugin_utils._drift import build_report
 
 
 def drift_report(changes, nodes, checks, gpu_nodes, check_mode=True):

@@ -78,7 +78,7 @@ options:
       - Name of the node in RV(msg). Defaults to C(inventory_hostname).
     type: str
 notes:
-  - The comparison logic is in C(plugins/module_utils/hwcheck.py) (pure functions, unit tested).
+  - The comparison logic is in C(plugins/plugin_utils/_hwcheck.py) (pure functions, unit tested).
   - Facts that do not have the shape the facts modules return (for example C(nvidia_gpu.gpus) that is not a list of
     dicts) fail the task with a message naming the key, before anything is compared.
 seealso:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gpufleet.cluster.plugins.module_utils import baselines, gpu_burn, nccl_tests, p2p_bandwidth, perftest
+from ansible_collections.gpufleet.cluster.plugins.module_utils import gpu_burn, nccl_tests, p2p_bandwidth, perftest
+from ansible_collections.gpufleet.cluster.plugins.plugin_utils import _baselines as baselines
 
 
 def test_every_metric_has_a_source_and_positive_reference():
@@ -83,3 +84,17 @@ def test_references_match_the_recordings_full_corpus(corpus_file):
     assert read['avg_gbps'] == hca['ConnectX-7']['metrics']['rdma_read_bw_gbps']['reference']
     lat = perftest.summarize(perftest.parse(corpus_file('perftest/cx7-ndr-ib_send_lat-client.txt').read_text()))
     assert lat['latency_us'] == hca['ConnectX-7']['metrics']['rdma_send_lat_us']['reference']
+
+
+def test_host_thresholds_by_precedence():
+    """The acceptance role's thresholds (gpufleet.cluster.acceptance_thresholds): inventory > baseline > derived."""
+    spec = {'gpu_model': 'NVIDIA H100 80GB HBM3', 'hcas': {'mlx5_0': {'model': None, 'rate_gbps': 400}},
+            'overrides': {'p2p_min_gbps': 300}, 'rdma_test': 'write', 'gpu_burn_fp64_tc': False}
+    out = baselines.host_thresholds(spec)
+    assert out['p2p_min_gbps'] == {'value': 300, 'origin': 'inventory'}
+    assert out['nccl_min_busbw']['origin'].startswith('baseline:')
+    assert out['gpu_burn_min_gflops'] == {'value': None, 'origin': 'none'}  # the baseline is FP64 tensor-core only
+    assert out['rdma_min_gbps'] == {'mlx5_0': {'value': 320.0, 'origin': 'derived'}}
+    assert out['gpu_burn_max_temp_c'] == {'value': None, 'origin': 'none'}
+    empty = baselines.host_thresholds({})
+    assert empty['rdma_min_gbps'] == {} and empty['nccl_min_busbw']['origin'] == 'none'

@@ -1,7 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Compare a node's hardware facts with its expected profile, and versions across a fleet.
+"""Private to this collection (controller side).
+
+Compare a node's hardware facts with its expected profile, and versions across a fleet.
 
 Pure standard-library functions over the fact shapes of ``pci_facts`` (``pci``), ``ib_port_facts``
 (``infiniband``), ``gpu_facts`` (``nvidia_gpu``) and ``fw_facts`` (``firmware``), importable and
@@ -19,7 +21,7 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils.ibv_devinfo import parse_ibv_devinfo
-from ansible_collections.gpufleet.cluster.plugins.module_utils.version_lock import package_deviations, package_errors
+from ansible_collections.gpufleet.cluster.plugins.plugin_utils._version_lock import package_deviations, package_errors
 
 # Expectation keys of check_node() and the type each must have (validate_expected()).
 EXPECTED_KEYS = {

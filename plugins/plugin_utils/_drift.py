@@ -1,7 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The drift report of playbooks/drift.yml, from the gpufleet.cluster.drift callback's record and each node's
+"""Private to this collection (controller side).
+
+The drift report of playbooks/drift.yml, from the gpufleet.cluster.drift callback's record and each node's
 node_facts_check result. Pure function."""
 
 from __future__ import absolute_import, division, print_function

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.gpufleet.cluster.plugins.module_utils import hwcheck, ibv_devinfo, nvidia_smi, sysfs_ib
+from ansible_collections.gpufleet.cluster.plugins.module_utils import ibv_devinfo, nvidia_smi, sysfs_ib
+from ansible_collections.gpufleet.cluster.plugins.plugin_utils import _hwcheck as hwcheck
 
 IBV_DEVINFO = 'ibv_devinfo/heioy-2xCX3-mlx4-port2-down.txt'
 REPO_ROOT = Path(__file__).resolve().parents[4]

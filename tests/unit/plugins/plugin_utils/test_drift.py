@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.cluster.plugins.module_utils.drift import build_report
+from ansible_collections.gpufleet.cluster.plugins.plugin_utils._drift import build_report
 
 RECORD = {
     'hosts': {

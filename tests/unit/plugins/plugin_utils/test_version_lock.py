@@ -12,8 +12,8 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpufleet.cluster.plugins.module_utils import version_lock as vl
-from ansible_collections.gpufleet.cluster.plugins.module_utils.hwcheck import check_node, validate_expected
+from ansible_collections.gpufleet.cluster.plugins.plugin_utils import _version_lock as vl
+from ansible_collections.gpufleet.cluster.plugins.plugin_utils._hwcheck import check_node, validate_expected
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 

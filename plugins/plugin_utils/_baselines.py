@@ -1,7 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Baseline figures per GPU and HCA model for the acceptance modules, and the threshold precedence
+"""Private to this collection (controller side).
+
+Baseline figures per GPU and HCA model for the acceptance modules, and the threshold precedence
 (inventory override > baseline > derived from facts). See docs/thresholds.md.
 
 Every number carries its public source. Two kinds of numbers:
@@ -183,3 +185,42 @@ def resolve(override=None, base=None, derived=None):
     if derived is not None:
         return float(derived), 'derived'
     return None, 'none'
+
+
+# ------------------------------------------------------------------ one host's thresholds (acceptance role)
+# Acceptance threshold key -> baseline metric of the GPU model.
+GPU_METRICS = {
+    'nccl_min_busbw': 'nccl_all_reduce_busbw_node',
+    'p2p_min_gbps': 'p2p_unidir_gbs',
+    'gpu_burn_min_gflops': 'gpu_burn_gflops_fp64_tc',
+}
+# perftest test of the rdma rung -> baseline metric of the HCA model.
+RDMA_METRICS = {'send': 'rdma_send_bw_gbps', 'read': 'rdma_read_bw_gbps'}
+# Thresholds that only come from the inventory.
+PLAIN = ('gpu_burn_max_temp_c', 'nccl_multinode_min_busbw')
+
+
+def _entry(pair):
+    return {'value': pair[0], 'origin': pair[1]}
+
+
+def host_thresholds(spec):
+    """One host's thresholds: ``spec`` is {gpu_model, hcas: {dev: {model, rate_gbps}}, overrides, rdma_test,
+    gpu_burn_fp64_tc}; returns {key: {value, origin}, rdma_min_gbps: {dev: {value, origin}}}, each by
+    ``resolve`` precedence (inventory > baseline:<model> > derived > none), see docs/thresholds.md."""
+    overrides = spec.get('overrides') or {}
+    out = {}
+    for key, metric in GPU_METRICS.items():
+        base = None
+        if spec.get('gpu_model') and (key != 'gpu_burn_min_gflops' or spec.get('gpu_burn_fp64_tc')):
+            base = baseline('gpu', spec['gpu_model'], metric)
+        out[key] = _entry(resolve(overrides.get(key), base))
+    for key in PLAIN:
+        out[key] = _entry(resolve(overrides.get(key)))
+    out['rdma_min_gbps'] = {}
+    metric = RDMA_METRICS.get(spec.get('rdma_test'))
+    for dev, hca in sorted((spec.get('hcas') or {}).items()):
+        base = baseline('hca', hca.get('model'), metric) if metric and hca.get('model') else None
+        derived = derive_rdma_gbps(hca.get('rate_gbps'))
+        out['rdma_min_gbps'][dev] = _entry(resolve(overrides.get('rdma_min_gbps'), base, derived))
+    return out

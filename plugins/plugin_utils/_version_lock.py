@@ -1,7 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The version lock: one manifest per hardware profile (inventory ``gpufleet_lock``) pinning the kernel,
+"""Private to this collection (controller side).
+
+The version lock: one manifest per hardware profile (inventory ``gpufleet_lock``) pinning the kernel,
 GPU driver, Fabric Manager, OFED/DOCA, container toolkit, HCA firmware and VBIOS. The provision roles
 install exactly that, the checks report every node that differs, and a rollout changes it.
 
