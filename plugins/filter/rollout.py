@@ -9,12 +9,19 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.cluster.plugins.module_utils.rollout import PlanError, done_hosts, plan_batches
+from ansible_collections.gpufleet.cluster.plugins.module_utils.rollout import PlanError, cap_blockers, done_hosts, plan_batches
 
 
 def rollout_batches(hosts, serial, partitions=None, cap=None):
     try:
         return plan_batches(hosts, serial, partitions, cap)
+    except PlanError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
+def rollout_cap_blockers(host, batch, partitions, out_of_service, cap, names=None):
+    try:
+        return cap_blockers(host, batch, partitions, out_of_service, cap, names)
     except PlanError as exc:
         raise AnsibleFilterError(str(exc))
 
@@ -27,5 +34,6 @@ class FilterModule(object):
     def filters(self):
         return {
             'rollout_batches': rollout_batches,
+            'rollout_cap_blockers': rollout_cap_blockers,
             'rollout_done_hosts': rollout_done_hosts,
         }

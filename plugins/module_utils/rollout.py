@@ -35,6 +35,25 @@ def batch_size(spec, total, name='rollout_serial'):
     return max(1, int(total * float(m.group(1)) / 100))
 
 
+def partition_cap(cap):
+    """``rollout_partition_cap`` as an int >= 1, or None for no cap (``-e rollout_partition_cap=2`` arrives as a
+    string)."""
+    if isinstance(cap, str) and re.match(r'^\s*\d+\s*$', cap):
+        cap = int(cap)
+    elif isinstance(cap, str) and cap.strip().lower() in ('', 'none', 'null'):
+        cap = None
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+        raise PlanError('rollout_partition_cap: %r must be an integer >= 1 or null (no cap)' % (cap,))
+    return cap
+
+
+def _parts(partitions, host):
+    value = (partitions or {}).get(host)
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
 def plan_batches(hosts, serial, partitions=None, cap=None, name='rollout_serial'):
     """Split ``hosts`` (ordered) into batches. ``serial`` is one size or a list of sizes (the last repeats, as
     in Ansible). ``partitions`` maps a host to its partition name or list of names; ``cap`` (int >= 1 or None)
@@ -45,19 +64,11 @@ def plan_batches(hosts, serial, partitions=None, cap=None, name='rollout_serial'
     if not specs:
         raise PlanError('%s: an empty list is not a batch size' % name)
     sizes = [batch_size(s, len(hosts), name) for s in specs]
-    if isinstance(cap, str) and re.match(r'^\s*\d+\s*$', cap):
-        cap = int(cap)  # -e rollout_partition_cap=2 arrives as a string
-    elif isinstance(cap, str) and cap.strip().lower() in ('', 'none', 'null'):
-        cap = None
-    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
-        raise PlanError('rollout_partition_cap: %r must be an integer >= 1 or null (no cap)' % (cap,))
+    cap = partition_cap(cap)
     partitions = partitions or {}
 
     def parts(host):
-        value = partitions.get(host)
-        if value is None:
-            return []
-        return [value] if isinstance(value, str) else list(value)
+        return _parts(partitions, host)
 
     batches, pending, i = [], list(hosts), 0
     while pending:
@@ -86,3 +97,45 @@ def done_hosts(journal, rollout_id, lock_id):
                 entry.get('verdict') in DONE_VERDICTS and entry.get('host'):
             out.append(entry['host'])
     return sorted(set(out))
+
+
+def cap_blockers(host, batch, partitions, out_of_service, cap, names=None):
+    """Why ``host`` must stay in service instead of being drained now, as a list of messages (empty: it may go).
+
+    The batches already hold at most ``cap`` hosts of one partition; this adds what only the scheduler knows at
+    the batch's start: nodes of the same partition that are out of service already (``out_of_service``: the
+    scheduler's names of drained, draining or down nodes - failed in an earlier batch, drained by an operator or
+    before the rollout). For each partition of ``host``: those nodes (other than ``host``) plus the hosts of
+    ``batch`` ahead of it that go out with it must stay below ``cap``. A host that is out of service itself
+    takes nothing more away and is never held back. ``names`` maps an inventory host to its scheduler name
+    (default: the host name up to the first dot). Only hosts in ``partitions`` (the inventory's) are counted."""
+    cap = partition_cap(cap)
+    if cap is None:
+        return []
+    names = names or {}
+    out = set(out_of_service or [])
+
+    def sname(h):
+        return names.get(h) or h.split('.')[0]
+
+    order = list(batch or [])
+    if host not in order:
+        order.append(host)
+    taken = {}
+    for h in order:
+        messages = []
+        if sname(h) not in out:
+            for p in _parts(partitions, h):
+                down = sorted(x for x in (partitions or {}) if x != h and p in _parts(partitions, x) and sname(x) in out)
+                ahead = taken.get(p, [])
+                if len(down) + len(ahead) >= cap:
+                    messages.append('partition %s already has %d node(s) out of service (%s)%s; rollout_partition_cap '
+                                    'is %d' % (p, len(down), ', '.join(down) or 'none',
+                                               ' and %s of this batch going out first' % ', '.join(ahead) if ahead else '',
+                                               cap))
+        if h == host:
+            return messages
+        if not messages and sname(h) not in out:
+            for p in _parts(partitions, h):
+                taken.setdefault(p, []).append(h)
+    return []

@@ -150,59 +150,131 @@ def parse_squeue(text):
     return jobs
 
 
-def owned(reason, prefix):
-    """True when a drain/down reason was set by this automation (starts with ``prefix``); an empty prefix
-    owns every reason."""
+# ---- Ownership: the marker this collection writes in front of every drain/down reason (one owner: this file) ----
+#
+#   <prefix>[<run-id>]: <text>          a drain or down for maintenance (a rollout's "upgrading")
+#   <prefix>[<run-id>] FAILED: <text>   a drain or down because the node failed (acceptance, a rollout step):
+#                                       never replaced by a maintenance reason, never resumed unless the node
+#                                       passed since (passed=true) or force=true
+#
+# <prefix> is reason_prefix (default "gpufleet"), <run-id> names the run that wrote it (RUN_ID_RE). Only a reason
+# that parses here is ours; anything else - an operator's "gpufleet is broken here, do not touch", Slurm's
+# "Not responding", and an EMPTY reason on a DOWN or DRAIN node - is someone else's.
+# Upgrades: the exact shapes earlier versions wrote are read as ours too (never a bare startswith):
+#   "<prefix> rollout <id>: ..."           (a failure when the text goes on with "failed at ")
+#   "<prefix> acceptance failed at ..."    (a failure; playbooks/verify.yml's gpufleet_drain_failed)
+
+MARKER_PREFIX = 'gpufleet'
+FAILED_TAG = 'FAILED'
+RUN_ID_PATTERN = r'[A-Za-z0-9][A-Za-z0-9._-]{0,63}'
+RUN_ID_RE = re.compile(r'^%s\Z' % RUN_ID_PATTERN)
+PREFIX_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_.-]{0,31}\Z')
+
+
+def marker_errors(prefix, run_id):
+    """Messages for a reason_prefix / run_id that cannot make an unambiguous marker (empty list when fine)."""
+    errors = []
+    if not isinstance(prefix, str) or not PREFIX_RE.match(prefix):
+        errors.append('reason_prefix must be 1-32 characters, a letter then letters, digits, "_", "." or "-" '
+                      '(it starts the marker %s[RUN-ID]: that tells our drains from an operator\'s), got %r'
+                      % (MARKER_PREFIX, prefix))
+    if not isinstance(run_id, str) or not RUN_ID_RE.match(run_id):
+        errors.append('run_id must be 1-64 characters, a letter or digit then letters, digits, ".", "_" or "-" '
+                      '(it is written as %s[RUN-ID] in the Slurm reason), got %r' % (MARKER_PREFIX, run_id))
+    return errors
+
+
+def format_reason(text, run_id, failure=False, prefix=MARKER_PREFIX):
+    """The reason as stored: ``gpufleet[RUN-ID]: TEXT`` or, for a failure, ``gpufleet[RUN-ID] FAILED: TEXT``
+    (whitespace runs, newlines too, become one space)."""
+    return '%s[%s]%s: %s' % (prefix, run_id, (' ' + FAILED_TAG) if failure else '', ' '.join((text or '').split()))
+
+
+def parse_reason(reason, prefix=MARKER_PREFIX):
+    """``None`` when ``reason`` is not ours, else dict(run_id, failure, text, legacy).  See the marker rules above;
+    an empty reason is never ours."""
+    reason = reason or ''
     if not prefix:
-        return True
-    return (reason or '').startswith(prefix)
+        return None
+    p = re.escape(prefix)
+    m = re.match(r'%s\[(%s)\]( %s)?: ' % (p, RUN_ID_PATTERN, FAILED_TAG), reason)
+    if m:
+        return {'run_id': m.group(1), 'failure': bool(m.group(2)), 'text': reason[m.end():], 'legacy': False}
+    m = re.match(r'%s rollout (\S+): ' % p, reason)
+    if m:
+        text = reason[m.end():]
+        return {'run_id': m.group(1), 'failure': text.startswith('failed at '), 'text': text, 'legacy': True}
+    m = re.match(r'%s (acceptance failed at )' % p, reason)
+    if m:
+        return {'run_id': None, 'failure': True, 'text': reason[m.start(1):], 'legacy': True}
+    return None
 
 
-def full_reason(reason, prefix):
-    """The reason as stored: ``reason`` when it already starts with ``prefix``, else ``prefix: reason``
-    (``gpufleet rollout 7: upgrading`` stays, ``rollout`` becomes ``gpufleet: rollout``)."""
-    reason = (reason or '').strip()
-    if prefix and not reason.startswith(prefix):
-        return '%s: %s' % (prefix, reason)
-    return reason
+def owned(reason, prefix=MARKER_PREFIX):
+    """True when a drain/down reason was written by this automation (:func:`parse_reason`)."""
+    return parse_reason(reason, prefix) is not None
 
 
-def plan(node, state, reason, prefix, force):
+def is_foreign(node, prefix=MARKER_PREFIX):
+    """The node's drain/down (or its reason) is someone else's: a reason that is not ours, or no reason at all on
+    a DOWN or DRAIN node (an operator's or Slurm's - never ours, since we always write one)."""
+    held = node['drain'] or node['down'] or bool(node['reason'])
+    return held and not owned(node['reason'], prefix)
+
+
+def plan(node, state, reason, prefix, force, passed=False):
     """Decide what ``state`` needs on ``node`` (a parsed node).
 
-    Returns dict(action=None|'drain'|'resume'|'down', after=predicted {state, reason}, message=str,
-    skipped_foreign=bool).  ``reason`` is the full stored reason (:func:`full_reason`)."""
+    ``reason`` is the full stored reason (:func:`format_reason`); whether it is a failure is read from its marker.
+    ``passed``: the node passed its verification since it was drained (lets resume lift a failure drain).
+
+    Returns dict(action=None|'drain'|'resume'|'down', reason=the reason to write (None for resume), after=predicted
+    {state, reason}, message=str, skipped_foreign=bool, kept_failure=bool).
+
+    Rules: someone else's drain/down (:func:`is_foreign`) is never resumed, re-drained or downed unless ``force``.
+    A failure drain of any gpufleet run is kept: a maintenance drain/down over it keeps the failure reason, and
+    resume leaves it drained unless ``passed`` or ``force``."""
     before = {'state': node['state'], 'reason': node['reason']}
-    foreign = bool(node['reason']) and not owned(node['reason'], prefix)
-    result = {'action': None, 'after': dict(before), 'message': '', 'skipped_foreign': False}
+    foreign = is_foreign(node, prefix)
+    cur = parse_reason(node['reason'], prefix) if (node['drain'] or node['down']) else None
+    new = parse_reason(reason, prefix) if reason else None
+    result = {'action': None, 'reason': None, 'after': dict(before), 'message': '', 'skipped_foreign': False,
+              'kept_failure': False}
     if state == 'query':
         result['message'] = 'queried'
         return result
+    if state in ('drain', 'down'):
+        keep = bool(cur and cur['failure'] and not (new and new['failure']) and not force)
+        want = node['reason'] if keep else reason
+        result['reason'] = want
+        result['kept_failure'] = keep
+        kept = (' (the failure reason %r is kept: a failed node stays drained until it passes)' % node['reason']
+                if keep else '')
     if state == 'drain':
-        if node['drain'] and node['reason'] == reason:
-            result['message'] = 'already drained/draining with this reason'
+        if node['drain'] and node['reason'] == want:
+            result['message'] = 'already drained/draining with this reason' + kept
         elif (node['drain'] or node['down']) and foreign and not force:
             result['skipped_foreign'] = True
             result['message'] = ('already drained/down by someone else (reason %r); the reason is kept, set force=true '
                                  'to replace it' % node['reason'])
         else:
             result['action'] = 'drain'
-            result['after'] = {'state': _with_flag(node, 'DRAIN'), 'reason': reason}
-            result['message'] = 'reason updated' if node['drain'] else 'drain requested'
+            result['after'] = {'state': _with_flag(node, 'DRAIN'), 'reason': want}
+            result['message'] = ('reason updated' if node['drain'] else 'drain requested') + kept
         return result
     if state == 'down':
-        if node['base_state'] == 'DOWN' and node['reason'] == reason:
-            result['message'] = 'already down with this reason'
-        elif node['base_state'] == 'DOWN' and foreign and not force:
+        if node['base_state'] == 'DOWN' and node['reason'] == want:
+            result['message'] = 'already down with this reason' + kept
+        elif (node['drain'] or node['down']) and foreign and not force:
             result['skipped_foreign'] = True
-            result['message'] = ('already down by someone else (reason %r); the reason is kept, set force=true '
+            result['message'] = ('already drained/down by someone else (reason %r); the reason is kept, set force=true '
                                  'to replace it' % node['reason'])
         else:
             result['action'] = 'down'
             flags = [f for f in node['flags'] if f not in ('COMPLETING',)]
             base = 'DOWN' + ('*' if node['not_responding'] and 'NOT_RESPONDING' not in flags else '')
-            result['after'] = {'state': '+'.join([base] + flags), 'reason': reason}
-            result['message'] = 'down requested (running jobs are killed or requeued)'
+            result['after'] = {'state': '+'.join([base] + flags), 'reason': want}
+            result['message'] = 'down requested (running jobs are killed or requeued)' + kept
         return result
     if state == 'resume':
         if not (node['drain'] or node['down']):
@@ -210,7 +282,12 @@ def plan(node, state, reason, prefix, force):
         elif foreign and not force:
             result['skipped_foreign'] = True
             result['message'] = ('not resumed: drained/down by someone else (reason %r by %s); set force=true to '
-                                 'resume it anyway' % (node['reason'], node['reason_user'] or 'unknown'))
+                                 'resume it anyway' % (node['reason'] or '(none)', node['reason_user'] or 'unknown'))
+        elif cur and cur['failure'] and not passed and not force:
+            result['kept_failure'] = True
+            result['message'] = ('not resumed: drained for a failure by gpufleet run %s (reason %r); a failed node '
+                                 'stays drained until it passes - set passed=true after a passed verification'
+                                 % (cur['run_id'] or '(before run ids)', node['reason']))
         else:
             result['action'] = 'resume'
             flags = [f for f in node['flags'] if f not in ('DRAIN', 'FAIL')]
@@ -218,7 +295,8 @@ def plan(node, state, reason, prefix, force):
             if base == 'DRAINING':
                 base = 'MIXED'
             result['after'] = {'state': '+'.join([base] + flags), 'reason': ''}
-            result['message'] = 'resume requested'
+            result['message'] = 'resume requested' + (' (the node passed: its failure drain is lifted)'
+                                                      if cur and cur['failure'] and passed else '')
         return result
     raise ValueError('unknown state %r' % state)
 

@@ -25,14 +25,25 @@ description:
   - "I(state=down): the node is marked DOWN at once; its running jobs are killed (batch jobs that may be requeued
     are requeued). With C(ReturnToService=2) in slurm.conf a DOWN node whose slurmd is alive returns to service
     when it next registers, so a later run may find it up again and down it again."
-  - Ownership. Slurm stores the reason with the user and time that set it. A drained or down node whose reason does
-    not start with I(reason_prefix) belongs to someone else (an operator's manual drain, or Slurm's own
-    C(Not responding)); this module does not resume it, does not overwrite its reason and does not down it unless
-    I(force=true). It reports C(changed=false), C(foreign=true) and a warning instead, so a rollout never
-    undoes an operator's drain.
-  - "The stored reason is I(reason) when it starts with I(reason_prefix), else C(PREFIX: REASON) - so C(rollout)
-    is stored as C(gpufleet: rollout) and C(gpufleet rollout 7: upgrading) as it is. A drained node whose own reason
-    differs from the wanted one gets the new reason; that counts as C(changed)."
+  - "Marker. Every reason this module writes starts with a marker: C(PREFIX[RUN-ID]: TEXT), or
+    C(PREFIX[RUN-ID] FAILED: TEXT) with I(failure=true) - for example C(gpufleet[2026q4-570]: upgrading) or
+    C(gpufleet[2026q4-570] FAILED: step verify: kernel expected ...). PREFIX is I(reason_prefix), RUN-ID is
+    I(run_id), TEXT is I(reason) with whitespace runs made one space."
+  - "Ownership. Slurm stores the reason with the user and time that set it. A drained or down node is ours only when
+    its reason starts with that exact marker (any run id). Everything else belongs to someone else: an operator's
+    reason (also one that merely starts with the word C(gpufleet), such as C(gpufleet is broken here, do not
+    touch)), Slurm's own C(Not responding), and a DOWN or DRAIN node with an empty reason. Such a node is not
+    resumed, its reason is not overwritten and it is not drained again or downed unless I(force=true); the module
+    reports C(changed=false), C(foreign=true) and a warning instead, so a rollout never undoes an operator's drain."
+  - "Upgrades. The two exact shapes that earlier versions of this collection wrote are read as ours too:
+    C(gpufleet rollout ID: ...) (a failure when it goes on with C(failed at )) and C(gpufleet acceptance failed at
+    ...) (a failure). Nothing else that starts with C(gpufleet) is; an old C(gpufleet: TEXT) drain counts as an
+    operator's and needs I(force=true) once."
+  - "Failures. A drain or down written with I(failure=true) by any run stays until the node passes: a later drain or
+    down without I(failure) keeps the failure reason (C(kept_failure=true)), and I(state=resume) leaves the node
+    drained with a warning unless I(passed=true) (the caller verified the node since) or I(force=true). A new
+    failure replaces an older failure reason."
+  - A drained node whose own reason differs from the wanted one gets the new reason; that counts as C(changed).
   - Check mode reads the node and reports what would change, with the diff; it never waits.
 author:
   - gpufleet maintainers (@gpufleet)
@@ -60,18 +71,40 @@ options:
     default: query
   reason:
     description:
-      - Why the node is drained or down; required with I(state=drain) and I(state=down). Stored by Slurm
-        (prefixed with I(reason_prefix) and a colon unless it starts with I(reason_prefix)) and shown by C(sinfo -R).
+      - "Why the node is drained or down; required with I(state=drain) and I(state=down). Stored by Slurm after
+        the marker (C(PREFIX[RUN-ID]: REASON), see the description) and shown by C(sinfo -R)."
     type: str
   reason_prefix:
     description:
-      - Marks the drains and downs this automation owns. A reason that does not start with it is someone else's and
-        is left alone unless I(force=true). An empty string owns every reason.
+      - First word of the marker that tells this automation's drains and downs from everyone else's.
+      - A letter, then up to 31 letters, digits, C(_), C(.) or C(-). Anything else (also an empty string, which
+        earlier versions read as "own every reason") is refused; use I(force=true) to act on someone else's drain.
     type: str
     default: gpufleet
+  run_id:
+    description:
+      - Name of the run that drains or downs the node, written in the marker as C(PREFIX[RUN-ID]) (a rollout passes
+        its C(rollout_id)). Any run id is ours when reading a reason.
+      - A letter or digit, then up to 63 letters, digits, C(.), C(_) or C(-).
+    type: str
+    default: adhoc
+  failure:
+    description:
+      - With I(state=drain) or I(state=down) - the node is taken out because it failed (acceptance, a rollout step).
+        The marker says C(FAILED); such a drain is kept by later drains without I(failure) and by I(state=resume)
+        unless I(passed=true). Ignored with the other states.
+    type: bool
+    default: false
+  passed:
+    description:
+      - With I(state=resume) - the node passed its verification after it was drained, so a failure drain (of any
+        run) may be lifted. Without it a failure drain stays. Ignored with the other states.
+    type: bool
+    default: false
   force:
     description:
-      - Resume, re-drain or down the node even when its current reason belongs to someone else.
+      - Resume, re-drain or down the node even when its current reason belongs to someone else, and resume or
+        re-drain over a failure drain.
     type: bool
     default: false
   wait_idle:
@@ -92,7 +125,8 @@ options:
     type: int
     default: 5
   scontrol_path:
-    description: Path of C(scontrol). Default is C(scontrol) from C(PATH).
+    description: Path of C(scontrol). Default is C(scontrol) from C(PATH) (the module fails naming this option when
+      there is none).
     type: path
   squeue_path:
     description: Path of C(squeue). Default is C(squeue) from C(PATH).
@@ -100,7 +134,11 @@ options:
 notes:
   - Bad input is refused before Slurm is asked, with a message naming the option - a NUL byte in any text, a
     O(name) that is a hostlist or starts with C(-), an empty O(reason) to drain or down, O(timeout) or
-    O(poll_interval) out of range, or a O(scontrol_path)/O(squeue_path) that is missing, a directory or not executable.
+    O(poll_interval) out of range, a O(reason_prefix) or O(run_id) that cannot make an unambiguous marker, or a
+    O(scontrol_path)/O(squeue_path) that is missing, a directory or not executable (or no C(scontrol)/C(squeue) on
+    C(PATH) when they are not given).
+  - A failure after C(scontrol update) succeeded (reading the node back, C(squeue), the wait) reports
+    C(changed=true) with the failure.
   - The commands run with C(LC_ALL=C) and the environment of the task; set C(SLURM_CONF) through the task's
     C(environment) to reach another cluster.
   - Tested with Slurm 22.05.8 (Debian 12 C(slurm-wlm)) controller and nodes.
@@ -116,14 +154,25 @@ EXAMPLES = r"""
     name: "{{ inventory_hostname_short }}"
     state: drain
     reason: "rollout driver 550 ({{ ansible_date_time.date | default('') }})"
+    run_id: 2026q4-550
     wait_idle: true
     timeout: 7200
   delegate_to: slurm-ctl01
 
-- name: Put it back into service (not if an operator drained it meanwhile)
+- name: Put it back into service after it passed (not if an operator drained it meanwhile)
   gpufleet.cluster.slurm_node:
     name: "{{ inventory_hostname_short }}"
     state: resume
+    passed: true
+  delegate_to: slurm-ctl01
+
+- name: 'Keep a node that failed acceptance out until it passes (stored as "gpufleet[accept-0522] FAILED: ...")'
+  gpufleet.cluster.slurm_node:
+    name: gpu017
+    state: drain
+    reason: "acceptance gpu_burn: 3064 Gflop/s (min 15000)"
+    run_id: accept-0522
+    failure: true
   delegate_to: slurm-ctl01
 
 - name: Read the node's state and jobs
@@ -138,6 +187,7 @@ EXAMPLES = r"""
     name: gpu017
     state: down
     reason: "XID 79 on GPU 3"
+    failure: true
   delegate_to: slurm-ctl01
 """
 
@@ -183,7 +233,7 @@ reason:
   description: The reason Slurm stores for the node (without the user and time), empty when none.
   returned: always
   type: str
-  sample: "gpufleet: rollout driver 550"
+  sample: "gpufleet[2026q4-550]: rollout driver 550"
 reason_user:
   description: User who set the reason.
   returned: always
@@ -195,7 +245,31 @@ reason_time:
   type: str
   sample: "2026-11-22T05:37:21"
 foreign:
-  description: The node's reason (before the action) does not start with I(reason_prefix).
+  description: The node's drain/down or reason (before the action) is someone else's - no marker of ours, or no
+    reason on a DOWN or DRAIN node.
+  returned: always
+  type: bool
+marker:
+  description: Our marker read from the node's reason before the action, null when the reason is not ours.
+  returned: always
+  type: dict
+  contains:
+    run_id:
+      description: The run that wrote it (null for the old C(gpufleet acceptance failed at) shape).
+      type: str
+    failure:
+      description: It is a failure drain/down.
+      type: bool
+    text:
+      description: The reason after the marker.
+      type: str
+    legacy:
+      description: One of the old shapes of earlier versions.
+      type: bool
+  sample: {run_id: 2026q4-570, failure: true, text: "step verify: kernel expected 6.8", legacy: false}
+kept_failure:
+  description: A failure drain was kept - its reason by a drain or down without I(failure), or the drain itself by
+    a resume without I(passed).
   returned: always
   type: bool
 action:
@@ -249,17 +323,32 @@ from ansible.module_utils.common.text.converters import to_text
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
 from ansible_collections.gpufleet.cluster.plugins.module_utils.slurm import (
-    NOT_FOUND_RE, SQUEUE_FORMAT, SQUEUE_STATES, SlurmParseError, full_reason, owned, parse_node, parse_squeue,
-    plan,
+    NOT_FOUND_RE, SQUEUE_FORMAT, SQUEUE_STATES, SlurmParseError, format_reason, is_foreign, marker_errors,
+    parse_node, parse_reason, parse_squeue, plan,
 )
 
 
 class Slurm(object):
     def __init__(self, module):
         self.module = module
+        self.changed = False  # set once scontrol update succeeded: every later failure reports changed=true
+        self.action = None
         p = module.params
-        self.scontrol = p['scontrol_path'] or module.get_bin_path('scontrol', required=True)
-        self.squeue = p['squeue_path'] or module.get_bin_path('squeue', required=True)
+        self.scontrol = p['scontrol_path'] or self.find('scontrol')
+        self.squeue = p['squeue_path'] or self.find('squeue')
+
+    def find(self, prog):
+        path = self.module.get_bin_path(prog)
+        if not path:
+            self.module.fail_json(msg='%s not found on PATH (%s); set %s_path to the path of Slurm\'s %s'
+                                      % (prog, os.environ.get('PATH', ''), prog, prog))
+        return path
+
+    def fail_json(self, **kw):
+        if self.changed:
+            kw['msg'] += ('; note: scontrol update state=%s had already succeeded, the node was changed'
+                          % self.action.upper())
+        self.module.fail_json(changed=self.changed, **kw)
 
     def run(self, argv):
         # bytes that are not UTF-8 become U+FFFD (never lone surrogates in the result)
@@ -268,27 +357,27 @@ class Slurm(object):
                                                    handle_exceptions=False)
         except OSError as exc:  # exists and is executable, but the OS cannot start it
             opt = 'scontrol_path' if argv[0] == self.scontrol else 'squeue_path'
-            self.module.fail_json(msg='%s could not be started: %s; %s must be the path of Slurm\'s %s'
-                                      % (argv[0], exc.strerror or exc, opt, opt.split('_', maxsplit=1)[0]), cmd=' '.join(argv))
+            self.fail_json(msg='%s could not be started: %s; %s must be the path of Slurm\'s %s'
+                           % (argv[0], exc.strerror or exc, opt, opt.split('_', maxsplit=1)[0]), cmd=' '.join(argv))
         return rc, to_text(out), to_text(err)
 
     def fail(self, argv, rc, out, err, what):
-        self.module.fail_json(msg='%s failed (rc=%s): %s' % (what, rc, (err or out).strip()), cmd=' '.join(argv),
-                              rc=rc, stdout=out, stderr=err)
+        self.fail_json(msg='%s failed (rc=%s): %s' % (what, rc, (err or out).strip()), cmd=' '.join(argv),
+                       rc=rc, stdout=out, stderr=err)
 
     def node(self, name):
         argv = [self.scontrol, 'show', 'node', '-o', name]
         rc, out, err = self.run(argv)
         if rc != 0:
             if NOT_FOUND_RE.search(err + out):
-                self.module.fail_json(msg='Slurm node %r not found (scontrol: %s); name must be a NodeName of '
-                                          'slurm.conf' % (name, (err or out).strip()), cmd=' '.join(argv), rc=rc)
+                self.fail_json(msg='Slurm node %r not found (scontrol: %s); name must be a NodeName of '
+                               'slurm.conf' % (name, (err or out).strip()), cmd=' '.join(argv), rc=rc)
             self.fail(argv, rc, out, err, 'scontrol show node')
         try:
             return parse_node(out, name)
         except SlurmParseError as e:
-            self.module.fail_json(msg='cannot read node %r from scontrol: %s' % (name, e), cmd=' '.join(argv),
-                                  stdout=out)
+            self.fail_json(msg='cannot read node %r from scontrol: %s' % (name, e), cmd=' '.join(argv),
+                           stdout=out)
 
     def jobs(self, name):
         argv = [self.squeue, '--noheader', '--nodelist=' + name, '--states=' + SQUEUE_STATES,
@@ -299,7 +388,7 @@ class Slurm(object):
         try:
             return parse_squeue(out)
         except SlurmParseError as e:
-            self.module.fail_json(msg=str(e), cmd=' '.join(argv), stdout=out)
+            self.fail_json(msg=str(e), cmd=' '.join(argv), stdout=out)
 
     def update(self, name, action, reason):
         argv = [self.scontrol, 'update', 'nodename=' + name, 'state=' + action.upper()]
@@ -308,6 +397,7 @@ class Slurm(object):
         rc, out, err = self.run(argv)
         if rc != 0:
             self.fail(argv, rc, out, err, 'scontrol update')
+        self.changed, self.action = True, action
 
 
 def job_list(jobs):
@@ -321,6 +411,9 @@ def main():
             state=dict(type='str', default='query', choices=['drain', 'resume', 'down', 'query']),
             reason=dict(type='str'),
             reason_prefix=dict(type='str', default='gpufleet'),
+            run_id=dict(type='str', default='adhoc'),
+            failure=dict(type='bool', default=False),
+            passed=dict(type='bool', default=False),
             force=dict(type='bool', default=False),
             wait_idle=dict(type='bool', default=False),
             timeout=dict(type='int', default=3600),
@@ -339,7 +432,8 @@ def main():
                              'leading "-"), got %r' % p['name'])
     if p['state'] in ('drain', 'down') and not (p['reason'] or '').strip():
         module.fail_json(msg='reason must not be empty with state=%s (Slurm requires a reason)' % p['state'])
-    errors = ac.timeout_range(p['timeout']) + ac.int_range('poll_interval', p['poll_interval'], 1, 3600, 'seconds')
+    errors = marker_errors(p['reason_prefix'], p['run_id'])
+    errors += ac.timeout_range(p['timeout']) + ac.int_range('poll_interval', p['poll_interval'], 1, 3600, 'seconds')
     for opt in ('scontrol_path', 'squeue_path'):
         problems = ac.executable_errors(opt, p[opt])
         if not problems and p[opt] and os.sep in p[opt] and not os.path.exists(p[opt]):
@@ -349,16 +443,19 @@ def main():
 
     slurm = Slurm(module)
     node = slurm.node(name)
-    reason = full_reason(p['reason'], p['reason_prefix']) if p['state'] in ('drain', 'down') else None
-    decision = plan(node, p['state'], reason, p['reason_prefix'], p['force'])
+    reason = None
+    if p['state'] in ('drain', 'down'):
+        reason = format_reason(p['reason'], p['run_id'], p['failure'], p['reason_prefix'])
+    decision = plan(node, p['state'], reason, p['reason_prefix'], p['force'], p['passed'])
     before = {'state': node['state'], 'reason': node['reason']}
-    foreign = bool(node['reason']) and not owned(node['reason'], p['reason_prefix'])
+    foreign = is_foreign(node, p['reason_prefix'])
+    marker = parse_reason(node['reason'], p['reason_prefix'])
     changed = decision['action'] is not None
-    if decision['skipped_foreign']:
+    if decision['skipped_foreign'] or (decision['kept_failure'] and p['state'] == 'resume'):
         module.warn('slurm_node %s: %s' % (name, decision['message']))
 
     if changed and not module.check_mode:
-        slurm.update(name, decision['action'], reason)
+        slurm.update(name, decision['action'], decision['reason'])
         node = slurm.node(name)
 
     jobs = slurm.jobs(name)
@@ -386,6 +483,8 @@ def main():
         reason_user=node['reason_user'],
         reason_time=node['reason_time'],
         foreign=foreign,
+        marker=marker,
+        kept_failure=decision['kept_failure'],
         action=decision['action'].upper() if changed else None,
         message=decision['message'],
         jobs=jobs,

@@ -10,6 +10,7 @@ __metaclass__ = type
 import pytest
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils.rollout import (
+    cap_blockers,
     PlanError,
     batch_size,
     done_hosts,
@@ -85,3 +86,50 @@ def test_done_hosts():
         'garbage',
     ]
     assert done_hosts(journal, 'r1', 'L') == ['n01']
+
+
+# Issue #13 item 8: the cap counts nodes that are out of service already, not only the current batch.
+PARTS = {'n1': 'gpu-a', 'n2': 'gpu-a', 'n3': 'gpu-b', 'n4': 'gpu-b'}
+
+
+def test_cap_counts_a_node_failed_in_an_earlier_batch():
+    # n3 failed in batch 1 and stays drained: n4 (same partition, cap 1) must wait; n2 (other partition) goes
+    msgs = cap_blockers('n4', ['n2', 'n4'], PARTS, ['n3'], 1)
+    assert msgs == ['partition gpu-b already has 1 node(s) out of service (n3); rollout_partition_cap is 1']
+    assert cap_blockers('n2', ['n2', 'n4'], PARTS, ['n3'], 1) == []
+
+
+def test_cap_counts_a_node_drained_before_the_rollout_and_batch_mates_ahead():
+    parts = {'a1': 'p', 'a2': 'p', 'a3': 'p', 'a4': 'p'}
+    # cap 2, a4 drained by an operator: a1 goes (1 out + 0 ahead < 2), a2 waits (1 out + a1 ahead)
+    assert cap_blockers('a1', ['a1', 'a2'], parts, ['a4'], 2) == []
+    assert cap_blockers('a2', ['a1', 'a2'], parts, ['a4'], 2) == [
+        'partition p already has 1 node(s) out of service (a4) and a1 of this batch going out first; '
+        'rollout_partition_cap is 2']
+    # a held-back host ahead does not count for the one after it
+    assert cap_blockers('a3', ['a1', 'a2', 'a3'], parts, ['a4'], 2) != []
+    assert cap_blockers('a3', ['a2', 'a3'], parts, ['a4', 'a1'], 3) != []  # 2 out + a2 + a3 would be 4
+    assert cap_blockers('a3', ['a2', 'a3'], parts, ['a4', 'a1'], 4) == []
+
+
+def test_cap_a_host_out_of_service_itself_is_never_held_back():
+    # n2 was drained for a failure before the rollout: rolling it takes nothing more away
+    assert cap_blockers('n2', ['n2'], PARTS, ['n1', 'n2'], 1) == []
+
+
+def test_cap_uses_scheduler_names_and_ignores_unknown_nodes():
+    parts = {'gpu01.example.org': 'p', 'gpu02.example.org': 'p'}
+    names = {'gpu02.example.org': 'node-2'}
+    assert cap_blockers('gpu01.example.org', ['gpu01.example.org'], parts, ['node-2'], 1, names) != []
+    assert cap_blockers('gpu01.example.org', ['gpu01.example.org'], parts, ['gpu02', 'other'], 1, names) == []
+    # without a names map the scheduler name is the short host name
+    assert cap_blockers('gpu01.example.org', ['gpu01.example.org'], parts, ['gpu02'], 1) != []
+    assert cap_blockers('gpu01.example.org', ['gpu01.example.org'], parts, ['gpu03', 'other'], 1) == []
+
+
+def test_cap_none_and_bad_cap():
+    assert cap_blockers('n4', ['n4'], PARTS, ['n3'], None) == []
+    assert cap_blockers('n4', ['n4'], PARTS, ['n3'], 'null') == []
+    assert cap_blockers('n4', ['n4'], PARTS, ['n3'], '1') != []
+    with pytest.raises(PlanError, match='rollout_partition_cap'):
+        cap_blockers('n4', ['n4'], PARTS, ['n3'], 0)

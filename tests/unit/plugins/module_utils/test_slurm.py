@@ -19,9 +19,14 @@ def rec(name):
     return (FIX / name).read_text()
 
 
-def node(name, node_name=None):
+def node(name, node_name=None, reason=None):
+    """A recorded node; ``reason`` replaces its recorded reason (the recordings hold the pre-marker
+    ``gpufleet: TEXT`` shape, which is no longer ours)."""
     text = rec(name)
-    return slurm.parse_node(text, node_name or slurm.parse_nodes(text)[0]['name'])
+    n = slurm.parse_node(text, node_name or slurm.parse_nodes(text)[0]['name'])
+    if reason is not None:
+        n['reason'] = reason
+    return n
 
 
 def test_idle_node():
@@ -93,7 +98,10 @@ def test_down_recording():
     n = node('scontrol_show_node_down.txt')
     assert (n['state'], n['down'], n['not_responding']) == ('DOWN', True, False)
     assert (n['reason'], n['reason_user'], n['reason_time']) == ('gpufleet: hand test', 'root', '2026-11-22T05:40:20')
-    assert slurm.plan(n, 'down', 'gpufleet: hand test', 'gpufleet', False)['action'] is None
+    # the pre-marker "gpufleet: TEXT" shape is not ours any more: resuming it needs force
+    assert slurm.plan(n, 'resume', None, 'gpufleet', False)['skipped_foreign']
+    n['reason'] = 'gpufleet[lab]: hand test'
+    assert slurm.plan(n, 'down', 'gpufleet[lab]: hand test', 'gpufleet', False)['action'] is None
     d = slurm.plan(n, 'resume', None, 'gpufleet', False)
     assert d['action'] == 'resume' and d['after'] == {'state': 'IDLE', 'reason': ''}
 
@@ -163,13 +171,111 @@ def test_empty_state_and_bad_line_handmade():
         slurm.node_from_kv({'NodeName': 'x'})
 
 
-def test_full_reason_and_owned():
-    assert slurm.full_reason('rollout', 'gpufleet') == 'gpufleet: rollout'
-    assert slurm.full_reason('gpufleet: rollout', 'gpufleet') == 'gpufleet: rollout'
-    assert slurm.full_reason(' gpufleet rollout 7: upgrading', 'gpufleet') == 'gpufleet rollout 7: upgrading'
-    assert slurm.full_reason(' x ', '') == 'x'
-    assert slurm.owned('gpufleet: x', 'gpufleet') and not slurm.owned('bad fan', 'gpufleet')
-    assert slurm.owned('anything', '')
+def test_format_reason_and_parse_round_trip():
+    assert slurm.format_reason(' rollout\n 7 ', 'q4-570') == 'gpufleet[q4-570]: rollout 7'
+    assert slurm.format_reason('step verify: x', 'q4-570', True) == 'gpufleet[q4-570] FAILED: step verify: x'
+    assert slurm.format_reason('x', 'r1', prefix='acme') == 'acme[r1]: x'
+    assert slurm.parse_reason('gpufleet[q4-570]: upgrading') == \
+        {'run_id': 'q4-570', 'failure': False, 'text': 'upgrading', 'legacy': False}
+    assert slurm.parse_reason('gpufleet[q4-570] FAILED: step verify: x') == \
+        {'run_id': 'q4-570', 'failure': True, 'text': 'step verify: x', 'legacy': False}
+    assert slurm.parse_reason('acme[r1]: x', 'acme')['run_id'] == 'r1'
+    assert slurm.owned('gpufleet[a]: x') and not slurm.owned('bad fan', 'gpufleet')
+
+
+@pytest.mark.parametrize('reason', [
+    'gpufleet is broken on this node, do not touch',   # the operator's reason that was resumed (issue item 7)
+    'gpufleet: rollout',                                # the pre-marker catch-all shape: not one of the two kept
+    'gpufleet',
+    'gpufleet[]: x', 'gpufleet[a b]: x', 'gpufleet[q4]:x', 'gpufleet [q4]: x', 'gpufleetx[q4]: x',
+    'gpufleet[q4] failed: x', 'GPUFLEET[q4]: x', ' gpufleet[q4]: x',
+    'gpufleet rollout: x', 'gpufleet rollout q4 upgrading', 'gpufleet acceptance passed',
+    'Not responding', '',
+])
+def test_ownership_is_the_exact_marker_not_startswith(reason):
+    assert slurm.parse_reason(reason) is None and not slurm.owned(reason, 'gpufleet')
+    n = node('scontrol_show_node_idle_drain.txt', reason=reason)
+    d = slurm.plan(n, 'resume', None, 'gpufleet', False)
+    assert d['action'] is None and d['skipped_foreign']
+    assert slurm.plan(n, 'drain', 'gpufleet[q4]: upgrading', 'gpufleet', False)['action'] is None
+
+
+def test_empty_reason_on_down_or_drain_node_is_the_operators_handmade():
+    for state in ('DOWN', 'DOWN*', 'IDLE+DRAIN', 'DOWN+DRAIN'):
+        n = slurm.node_from_kv(slurm.parse_kv_line('NodeName=a State=%s' % state))
+        assert n['reason'] == '' and slurm.is_foreign(n, 'gpufleet'), state
+        d = slurm.plan(n, 'resume', None, 'gpufleet', False)
+        assert d['action'] is None and d['skipped_foreign'] and "reason '(none)'" in d['message']
+        assert slurm.plan(n, 'resume', None, 'gpufleet', True)['action'] == 'resume'
+        assert slurm.plan(n, 'down', 'gpufleet[q4]: x', 'gpufleet', False)['skipped_foreign']
+    idle = node('scontrol_show_node_idle.txt')
+    assert not slurm.is_foreign(idle, 'gpufleet')
+
+
+@pytest.mark.parametrize('reason,run_id,failure', [
+    ('gpufleet rollout q4-570: upgrading', 'q4-570', False),
+    ('gpufleet rollout 2026q4-570: failed at verify: node: kernel expected 6.8', '2026q4-570', True),
+    ('gpufleet acceptance failed at gpu_burn: 3064.0 Gflop/s (min 15000, baseline)', None, True),
+])
+def test_the_two_old_shapes_are_still_ours(reason, run_id, failure):
+    m = slurm.parse_reason(reason)
+    assert (m['run_id'], m['failure'], m['legacy']) == (run_id, failure, True)
+
+
+def test_marker_errors():
+    assert slurm.marker_errors('gpufleet', 'q4-570') == []
+    assert slurm.marker_errors('gpufleet', 'rollout-0123456789') == []
+    for bad in ('', 'a b', 'x]', '-x', 'a' * 65, 'q4:570', None):
+        assert 'run_id' in ' '.join(slurm.marker_errors('gpufleet', bad)), bad
+    for bad in ('', 'gpu fleet', 'gpufleet[', '1x', None):
+        assert 'reason_prefix' in ' '.join(slurm.marker_errors(bad, 'r')), bad
+
+
+# ---- failure drains stay until the node passes (issue item 6) ----
+
+ACCEPT_OLD = 'gpufleet acceptance failed at gpu_burn: 3064.0 Gflop/s (min 15000, baseline)'
+ACCEPT_NEW = 'gpufleet[verify-20261122T0537] FAILED: acceptance gpu_burn: 3064.0 Gflop/s (min 15000, baseline)'
+
+
+@pytest.mark.parametrize('failed', [ACCEPT_OLD, ACCEPT_NEW])
+@pytest.mark.parametrize('fname', ['scontrol_show_node_idle_drain.txt', 'scontrol_show_node_mixed_drain.txt'])
+def test_maintenance_drain_keeps_the_failure_reason(failed, fname):
+    n = node(fname, reason=failed)
+    d = slurm.plan(n, 'drain', 'gpufleet[q4-570]: upgrading', P, False)
+    assert d['action'] is None and d['kept_failure'] and d['reason'] == failed
+    assert d['after']['reason'] == failed and 'failure reason' in d['message']
+    # a node that is DOWN (not drained) for a failure: the drain keeps the failure reason too
+    down = slurm.node_from_kv(slurm.parse_kv_line('NodeName=a State=DOWN Reason=%s [root@2026-01-01T00:00:00]'
+                                                  % failed))
+    d = slurm.plan(down, 'drain', 'gpufleet[q4-570]: upgrading', P, False)
+    assert d['action'] == 'drain' and d['reason'] == failed and d['after']['reason'] == failed
+    d = slurm.plan(down, 'down', 'gpufleet[q4-570]: upgrading', P, False)
+    assert d['action'] is None and d['kept_failure']
+    # force replaces it
+    assert slurm.plan(n, 'drain', 'gpufleet[q4-570]: upgrading', P, True)['reason'] == 'gpufleet[q4-570]: upgrading'
+
+
+@pytest.mark.parametrize('failed', [ACCEPT_OLD, ACCEPT_NEW,
+                                    'gpufleet rollout q4-550: failed at verify: x',
+                                    'gpufleet[q4-550] FAILED: step apply: dpkg error'])
+def test_resume_never_lifts_a_failure_drain_unless_passed(failed):
+    n = node('scontrol_show_node_idle_drain.txt', reason=failed)
+    d = slurm.plan(n, 'resume', None, P, False)
+    assert d['action'] is None and d['kept_failure'] and not d['skipped_foreign']
+    assert d['after'] == {'state': 'IDLE+DRAIN', 'reason': failed} and 'until it passes' in d['message']
+    d = slurm.plan(n, 'resume', None, P, False, passed=True)
+    assert d['action'] == 'resume' and 'failure drain is lifted' in d['message']
+    assert slurm.plan(n, 'resume', None, P, True)['action'] == 'resume'
+
+
+def test_a_maintenance_drain_resumes_without_passed_and_a_new_failure_replaces_an_old_one():
+    n = node('scontrol_show_node_idle_drain.txt', reason='gpufleet[q4-570]: upgrading')
+    assert slurm.plan(n, 'resume', None, P, False)['action'] == 'resume'
+    d = slurm.plan(n, 'drain', 'gpufleet[q4-570] FAILED: step verify: x', P, False)
+    assert d['action'] == 'drain' and not d['kept_failure'] and d['reason'] == 'gpufleet[q4-570] FAILED: step verify: x'
+    n = node('scontrol_show_node_idle_drain.txt', reason=ACCEPT_OLD)
+    d = slurm.plan(n, 'drain', 'gpufleet[q4-570] FAILED: step verify: x', P, False)
+    assert d['action'] == 'drain' and d['reason'] == 'gpufleet[q4-570] FAILED: step verify: x'
 
 
 # ---- plan(): the decisions the module makes ----
@@ -187,10 +293,10 @@ def test_plan_drain_idle_then_same_reason_is_noop():
 
 
 def test_plan_drain_own_new_reason_updates():
-    drained = node('scontrol_show_node_idle_drain.txt')
-    d = slurm.plan(drained, 'drain', 'gpufleet: second reason', P, False)
+    drained = node('scontrol_show_node_idle_drain.txt', reason='gpufleet[q4-550]: rollout 2026-11 driver 550')
+    d = slurm.plan(drained, 'drain', 'gpufleet[q4-570]: second reason', P, False)
     assert d['action'] == 'drain' and d['message'] == 'reason updated'
-    assert d['after'] == {'state': 'IDLE+DRAIN', 'reason': 'gpufleet: second reason'}
+    assert d['after'] == {'state': 'IDLE+DRAIN', 'reason': 'gpufleet[q4-570]: second reason'}
 
 
 def test_plan_drain_keeps_operator_reason_unless_force():
@@ -206,27 +312,27 @@ def test_plan_resume():
     assert d['action'] is None and d['skipped_foreign'] and "'operator: bad fan, ticket 4711' by root" in d['message']
     d = slurm.plan(op, 'resume', None, P, True)
     assert d['action'] == 'resume' and d['after'] == {'state': 'ALLOCATED', 'reason': ''}
-    own = node('scontrol_show_node_mixed_drain.txt')
+    own = node('scontrol_show_node_mixed_drain.txt', reason='gpufleet[q4]: rollout')
     assert slurm.plan(own, 'resume', None, P, False)['after'] == {'state': 'MIXED', 'reason': ''}
     idle = node('scontrol_show_node_idle.txt')
     assert slurm.plan(idle, 'resume', None, P, False)['action'] is None
-    # empty prefix: every reason is ours
-    assert slurm.plan(op, 'resume', None, '', False)['action'] == 'resume'
+    # an empty prefix no longer owns every reason
+    assert slurm.plan(op, 'resume', None, '', False)['skipped_foreign']
 
 
 def test_plan_down_and_query_handmade_states():
     down = slurm.node_from_kv(slurm.parse_kv_line(
-        'NodeName=a State=DOWN*+DRAIN Reason=gpufleet: broken [root@2026-01-01T00:00:00]'))
-    assert slurm.plan(down, 'down', 'gpufleet: broken', P, False)['action'] is None
-    assert slurm.plan(down, 'down', 'gpufleet: other', P, False)['action'] == 'down'
+        'NodeName=a State=DOWN*+DRAIN Reason=gpufleet[r]: broken [root@2026-01-01T00:00:00]'))
+    assert slurm.plan(down, 'down', 'gpufleet[r]: broken', P, False)['action'] is None
+    assert slurm.plan(down, 'down', 'gpufleet[r]: other', P, False)['action'] == 'down'
     d = slurm.plan(down, 'resume', None, P, False)
     assert d['action'] == 'resume' and d['after']['state'] == 'IDLE'
     idle = node('scontrol_show_node_idle.txt')
-    d = slurm.plan(idle, 'down', 'gpufleet: x', P, False)
-    assert d['action'] == 'down' and d['after'] == {'state': 'DOWN', 'reason': 'gpufleet: x'}
+    d = slurm.plan(idle, 'down', 'gpufleet[r]: x', P, False)
+    assert d['action'] == 'down' and d['after'] == {'state': 'DOWN', 'reason': 'gpufleet[r]: x'}
     slurm_down = slurm.node_from_kv(slurm.parse_kv_line(
         'NodeName=a State=DOWN* Reason=Not responding [slurm@2026-01-01T00:00:00]'))
-    assert slurm.plan(slurm_down, 'down', 'gpufleet: x', P, False)['skipped_foreign']
+    assert slurm.plan(slurm_down, 'down', 'gpufleet[r]: x', P, False)['skipped_foreign']
     assert slurm.plan(idle, 'query', None, P, False)['action'] is None
     with pytest.raises(ValueError):
         slurm.plan(idle, 'reboot', None, P, False)

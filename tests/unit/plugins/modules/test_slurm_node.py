@@ -108,7 +108,9 @@ def fake(tmp_path, monkeypatch):
 
 
 IDLE = line('scontrol_show_node_idle.txt')                       # dev-slurm-n1
-DRAINED = line('scontrol_show_node_idle_drain.txt')              # dev-slurm-n1, gpufleet reason
+# dev-slurm-n1 drained by us: the recording's pre-marker reason "gpufleet: ..." is no longer ours, so the marker is
+# put in its place (HANDMADE edit of the recorded line)
+DRAINED = line('scontrol_show_node_idle_drain.txt').replace('Reason=gpufleet: ', 'Reason=gpufleet[q4-550]: ')
 OPERATOR = line('scontrol_show_node_allocated_drain.txt')        # dev-slurm-n2, operator reason, 2 jobs
 JOBS = (FIX / 'squeue_node_jobs.txt').read_text().splitlines()
 
@@ -132,11 +134,12 @@ def test_drain_check_then_apply_then_again(fake, run_module):
     r = run_module(slurm_node.main, dict(args, _ansible_check_mode=True))
     assert r['changed'] is True and r['action'] == 'DRAIN' and fake.updates() == []
     assert r['diff']['before'] == {'state': 'IDLE', 'reason': ''}
-    assert r['diff']['after'] == {'state': 'IDLE+DRAIN', 'reason': 'gpufleet: rollout'}
+    assert r['diff']['after'] == {'state': 'IDLE+DRAIN', 'reason': 'gpufleet[adhoc]: rollout'}
     r = run_module(slurm_node.main, args)
     assert r['changed'] is True and r['state'] == 'IDLE+DRAIN' and r['drained'] is True
-    assert r['reason'] == 'gpufleet: rollout'
-    assert fake.updates() == [['scontrol', 'update', 'nodename=dev-slurm-n1', 'state=DRAIN', 'reason=gpufleet: rollout']]
+    assert r['reason'] == 'gpufleet[adhoc]: rollout'
+    assert fake.updates() == [['scontrol', 'update', 'nodename=dev-slurm-n1', 'state=DRAIN',
+                               'reason=gpufleet[adhoc]: rollout']]
     r = run_module(slurm_node.main, args)
     assert r['changed'] is False and len(fake.updates()) == 1
     r = run_module(slurm_node.main, dict(args, _ansible_check_mode=True))
@@ -145,8 +148,10 @@ def test_drain_check_then_apply_then_again(fake, run_module):
 
 def test_new_own_reason_updates_and_is_changed(fake, run_module):
     fake.set({'dev-slurm-n1': DRAINED})
-    r = run_module(slurm_node.main, fake.args(name='dev-slurm-n1', state='drain', reason='gpufleet: second reason'))
-    assert r['changed'] is True and r['reason'] == 'gpufleet: second reason' and r['message'] == 'reason updated'
+    r = run_module(slurm_node.main, fake.args(name='dev-slurm-n1', state='drain', reason='second reason',
+                                              run_id='q4-570'))
+    assert r['changed'] is True and r['reason'] == 'gpufleet[q4-570]: second reason' and r['message'] == 'reason updated'
+    assert r['marker'] == {'run_id': 'q4-550', 'failure': False, 'text': 'rollout 2026-11 driver 550', 'legacy': False}
 
 
 def test_operator_drain_is_not_resumed_nor_rewritten_without_force(fake, run_module):
@@ -166,7 +171,7 @@ def test_resume_own_drain(fake, run_module):
     args = fake.args(name='dev-slurm-n1', state='resume', _ansible_diff=True)
     r = run_module(slurm_node.main, args)
     assert r['changed'] is True and r['state'] == 'IDLE' and r['diff']['after'] == {'state': 'IDLE', 'reason': ''}
-    assert r['before'] == {'state': 'IDLE+DRAIN', 'reason': 'gpufleet: rollout 2026-11 driver 550'}
+    assert r['before'] == {'state': 'IDLE+DRAIN', 'reason': 'gpufleet[q4-550]: rollout 2026-11 driver 550'}
     assert run_module(slurm_node.main, args)['changed'] is False
 
 
@@ -177,7 +182,7 @@ def test_down_needs_reason_and_sets_down(fake, run_module):
     r = run_module(slurm_node.main, fake.args(name='dev-slurm-n1', state='down', reason='  '))
     assert r['failed'] and 'reason must not be empty with state=down' in r['msg']
     r = run_module(slurm_node.main, fake.args(name='dev-slurm-n1', state='down', reason='XID 79'))
-    assert r['changed'] and r['down'] and r['reason'] == 'gpufleet: XID 79'
+    assert r['changed'] and r['down'] and r['reason'] == 'gpufleet[adhoc]: XID 79'
     assert run_module(slurm_node.main, fake.args(name='dev-slurm-n1', state='down', reason='XID 79'))['changed'] is False
 
 
@@ -190,7 +195,7 @@ def test_unknown_node_and_hostlist_fail_clearly(fake, run_module):
 
 
 def test_wait_idle_timeout_lists_jobs_and_leaves_node(fake, run_module):
-    fake.set({'dev-slurm-n2': OPERATOR.replace('operator: bad fan, ticket 4711', 'gpufleet: rollout')},
+    fake.set({'dev-slurm-n2': OPERATOR.replace('operator: bad fan, ticket 4711', 'gpufleet[adhoc]: rollout')},
              {'dev-slurm-n2': JOBS})
     r = run_module(slurm_node.main, fake.args(name='dev-slurm-n2', state='drain', reason='rollout', wait_idle=True,
                                               timeout=2, poll_interval=1))
@@ -221,3 +226,109 @@ def test_scontrol_error_names_command(fake, run_module, tmp_path):
     fake.set({'dev-slurm-n1': IDLE})
     r = run_module(slurm_node.main, fake.args(name='dev-slurm-n1', scontrol_path=str(bad)))
     assert r['failed'] and 'Unable to contact slurm controller' in r['msg'] and r['cmd'].startswith(str(bad))
+
+
+# ---- issue item 7: ownership is the exact marker ----
+
+def test_operator_reason_starting_with_gpufleet_is_not_resumed(fake, run_module):
+    mine = OPERATOR.replace('operator: bad fan, ticket 4711', 'gpufleet is broken on this node, do not touch')
+    fake.set({'dev-slurm-n2': mine}, {'dev-slurm-n2': JOBS})
+    r = run_module(slurm_node.main, fake.args(name='dev-slurm-n2', state='resume'))
+    assert r['changed'] is False and r['foreign'] is True and r['marker'] is None
+    assert 'not resumed: drained/down by someone else' in json.dumps(r.get('warnings', []))
+    r = run_module(slurm_node.main, fake.args(name='dev-slurm-n2', state='drain', reason='upgrading', run_id='q4'))
+    assert r['changed'] is False and r['reason'] == 'gpufleet is broken on this node, do not touch'
+    assert fake.updates() == []
+
+
+def test_down_node_with_empty_reason_is_not_resumed(fake, run_module):
+    fake.set({'dev-slurm-n1': IDLE.replace(' State=IDLE ', ' State=DOWN ')})
+    r = run_module(slurm_node.main, fake.args(name='dev-slurm-n1', state='resume'))
+    assert 'failed' not in r
+    assert r['changed'] is False and r['foreign'] is True and r['state'] == 'DOWN'
+    assert fake.updates() == []
+    r = run_module(slurm_node.main, fake.args(name='dev-slurm-n1', state='resume', force=True))
+    assert r['changed'] is True and r['state'] == 'IDLE'
+
+
+@pytest.mark.parametrize('opt,value', [('run_id', 'q4 570'), ('run_id', 'x]'), ('run_id', ''),
+                                       ('reason_prefix', ''), ('reason_prefix', 'gpu fleet')])
+def test_bad_marker_parts_are_refused_before_slurm_is_asked(fake, run_module, opt, value):
+    fake.set({'dev-slurm-n1': IDLE})
+    r = run_module(slurm_node.main, fake.args(name='dev-slurm-n1', state='drain', reason='x', **{opt: value}))
+    assert r['failed'] and opt in r['msg'] and fake.state()['calls'] == []
+
+
+# ---- issue item 9: changed after a successful update, paths named ----
+
+def test_squeue_failure_after_update_reports_changed(fake, run_module, tmp_path):
+    bad = tmp_path / 'squeue-broken'
+    bad.write_text('#!/bin/sh\necho "squeue: error: Unable to contact slurm controller" >&2\nexit 1\n')
+    bad.chmod(0o755)
+    fake.set({'dev-slurm-n1': IDLE})
+    r = run_module(slurm_node.main, fake.args(name='dev-slurm-n1', state='drain', reason='upgrading', run_id='q4',
+                                              squeue_path=str(bad)))
+    assert r['failed'] is True and r['changed'] is True
+    assert 'Unable to contact slurm controller' in r['msg'] and 'state=DRAIN had already succeeded' in r['msg']
+    assert len(fake.updates()) == 1
+
+
+def test_squeue_failure_without_update_is_not_changed(fake, run_module, tmp_path):
+    bad = tmp_path / 'squeue-broken'
+    bad.write_text('#!/bin/sh\necho "squeue: error: x" >&2\nexit 1\n')
+    bad.chmod(0o755)
+    fake.set({'dev-slurm-n1': IDLE})
+    r = run_module(slurm_node.main, fake.args(name='dev-slurm-n1', squeue_path=str(bad)))
+    assert r['failed'] is True and r['changed'] is False
+
+
+@pytest.mark.parametrize('value', ['/nonexistent/bin/scontrol', 'no-such-scontrol-here'])
+def test_missing_scontrol_path_names_option_and_path(fake, run_module, value):
+    fake.set({'dev-slurm-n1': IDLE})
+    r = run_module(slurm_node.main, fake.args(name='dev-slurm-n1', scontrol_path=value))
+    assert r['failed'] and 'scontrol_path' in r['msg'] and value in r['msg']
+    assert 'Error executing command' not in r['msg']
+
+
+def test_no_scontrol_on_path_names_option(fake, run_module, tmp_path, monkeypatch):
+    empty = tmp_path / 'emptybin'
+    empty.mkdir()
+    monkeypatch.setenv('PATH', str(empty))
+    monkeypatch.setattr(slurm_node.AnsibleModule, 'get_bin_path', lambda self, name, *a, **kw: None)
+    fake.set({'dev-slurm-n1': IDLE})
+    args = fake.args(name='dev-slurm-n1')
+    del args['scontrol_path']
+    r = run_module(slurm_node.main, args)
+    assert r['failed'] and 'scontrol_path' in r['msg'] and 'scontrol not found on PATH' in r['msg']
+
+
+# ---- issue item 6: a failure drain stays until the node passes ----
+
+ACCEPT_OLD = 'gpufleet acceptance failed at gpu_burn: 3064.0 Gflop/s (min 15000, baseline)'
+ACCEPT_NEW = 'gpufleet[verify-20261122T0537] FAILED: acceptance gpu_burn: 3064.0 Gflop/s (min 15000, baseline)'
+
+
+@pytest.mark.parametrize('failed', [ACCEPT_OLD, ACCEPT_NEW])
+def test_rollout_keeps_an_acceptance_failure_drained(fake, run_module, failed):
+    fake.set({'dev-slurm-n1': DRAINED.replace('gpufleet[q4-550]: rollout 2026-11 driver 550', failed)})
+    # the rollout's drain: the failure reason is kept
+    r = run_module(slurm_node.main, fake.args(name='dev-slurm-n1', state='drain', reason='upgrading', run_id='q4-570'))
+    assert r['changed'] is False and r['kept_failure'] is True and r['reason'] == failed
+    assert r['marker']['failure'] is True
+    # the deferred resume (jobs did not end): the node stays drained, with a warning
+    r = run_module(slurm_node.main, fake.args(name='dev-slurm-n1', state='resume'))
+    assert r['changed'] is False and r['kept_failure'] is True and r['state'] == 'IDLE+DRAIN' and r['reason'] == failed
+    assert 'stays drained until it passes' in json.dumps(r.get('warnings', []))
+    assert fake.updates() == []
+    # the resume after a passed verification lifts it
+    r = run_module(slurm_node.main, fake.args(name='dev-slurm-n1', state='resume', passed=True))
+    assert r['changed'] is True and r['state'] == 'IDLE' and r['reason'] == ''
+
+
+def test_failure_drain_is_written_with_the_failed_marker(fake, run_module):
+    fake.set({'dev-slurm-n1': DRAINED})
+    r = run_module(slurm_node.main, fake.args(name='dev-slurm-n1', state='drain', reason='step verify: kernel 6.8',
+                                              run_id='q4-570', failure=True))
+    assert r['changed'] is True and r['reason'] == 'gpufleet[q4-570] FAILED: step verify: kernel 6.8'
+    r = run_module(slurm_node.main, fake.args(name='dev-slurm-n1', state='resume'))
+    assert r['changed'] is False and r['kept_failure'] is True
