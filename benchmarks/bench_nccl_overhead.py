@@ -71,7 +71,7 @@ def main():
 
     tmp = Path(tempfile.mkdtemp(prefix='gpufleet-bench-'))
     exe, dummy = make_replay(tmp, 'all_reduce_perf', {'stdout': str(corpus_file()), 'sleep': opts.sleep})
-    module_args = {'executable': exe, 'min_busbw': 200, 'gpus_per_process': 8}
+    module_args = {'executable': exe, 'min_busbw_gbytes_per_s': 200, 'gpus_per_process': 8}
     argv = [exe, '-b', '8', '-e', '8G', '-f', '2', '-g', '8', '-c', '1']
 
     def direct():

@@ -8,15 +8,27 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
+from ansible.utils.display import Display
 
-from ansible_collections.gpufleet.cluster.plugins.plugin_utils._baselines import host_thresholds
+from ansible_collections.gpufleet.cluster.plugins.plugin_utils._baselines import (
+    RENAMED_KEYS,
+    canonical_overrides,
+    host_thresholds,
+)
 
 
 def acceptance_thresholds(spec):
     if not isinstance(spec, dict):
         raise AnsibleFilterError('acceptance_thresholds needs a dict (gpu_model, hcas, overrides, rdma_test, gpu_burn_fp64_tc), '
                                  'got %s' % type(spec).__name__)
-    return host_thresholds(spec)
+    try:
+        overrides, deprecated = canonical_overrides(spec.get('overrides'))
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc))
+    for old in deprecated:
+        Display().deprecated('acceptance_thresholds key %s is deprecated, use %s (the unit is in the name)'
+                             % (old, RENAMED_KEYS[old]), version='2.0.0', collection_name='gpufleet.cluster')
+    return host_thresholds(dict(spec, overrides=overrides))
 
 
 class FilterModule(object):

@@ -76,6 +76,16 @@ def timeout_range(value, name='timeout'):
     return int_range(name, value, 1, MAX_TIMEOUT, 'seconds')
 
 
+def option_name(params, name, aliases=None):
+    """How a message names option ``name``: ``alias (alias of name)`` when the caller set it by an alias
+    (``aliases`` maps alias to option, ``AnsibleModule.aliases``; the alias stays in ``params``), so the
+    message names what the caller wrote; else ``name``."""
+    for alias in sorted(aliases or {}):
+        if aliases[alias] == name and alias in params:
+            return '%s (alias of %s)' % (alias, name)
+    return name
+
+
 def min_number(name, value, low=0.0):
     """A threshold: a finite number >= ``low``; None is not set."""
     if value is None:

@@ -124,16 +124,19 @@ options:
       - From C(1) to C(2592000) (30 days); other values are refused.
     type: int
     default: 1800
-  min_busbw:
+  min_busbw_gbytes_per_s:
     description:
-      - Minimum out-of-place bus bandwidth in GB/s at O(check_size) (default the largest size run).
-        See C(docs/thresholds.md) for where the numbers come from.
+      - Minimum out-of-place bus bandwidth in GB/s (gigabytes per second, as nccl-tests prints busbw) at
+        O(check_size) (default the largest size run). See C(docs/thresholds.md) for where the numbers come from.
+      - The alias C(min_busbw) is deprecated and will be removed in 2.0.0.
+    aliases: [min_busbw]
     type: float
+    version_added: 0.2.0
   min_avg_busbw:
     description: Minimum of the average bus bandwidth (the tool's C(Avg bus bandwidth)) in GB/s.
     type: float
   check_size:
-    description: Size (bytes or with K/M/G) whose row O(min_busbw) applies to; a missing row fails.
+    description: Size (bytes or with K/M/G) whose row O(min_busbw_gbytes_per_s) applies to; a missing row fails.
     type: str
   expected_ranks:
     description: Fail unless exactly this many C(Rank) lines were printed.
@@ -147,7 +150,7 @@ notes:
   - Bad input is refused before anything runs, with a message naming the option - a NUL byte in any text, a counter
     below 1 (O(warmup_iterations) below 0), a negative threshold, a O(begin_size) above O(end_size), a host that is
     empty, starts with C(-) or holds a comma or a space, or an O(executable) path that is a directory or not executable.
-  - The bandwidth checked against O(min_busbw) is the out-of-place C(busbw) column, the figure NCCL
+  - The bandwidth checked against O(min_busbw_gbytes_per_s) is the out-of-place C(busbw) column, the figure NCCL
     performance reports quote.
 seealso:
   - module: gpufleet.cluster.rdma_bw
@@ -161,7 +164,7 @@ EXAMPLES = r'''
 - name: All-reduce on the 8 local GPUs, at least 360 GB/s bus bandwidth at 8 GiB
   gpufleet.cluster.nccl_bench:
     gpus_per_process: 8
-    min_busbw: 360
+    min_busbw_gbytes_per_s: 360
     rung: nccl-node
 
 - name: Two-node all-reduce over InfiniBand with Open MPI
@@ -175,7 +178,8 @@ EXAMPLES = r'''
       NCCL_SOCKET_IFNAME: bond0
     begin_size: 1G
     end_size: 8G
-    min_busbw: "{{ gpufleet_nccl_min_busbw }}"
+    # the inventory key the acceptance role's multinode step reads
+    min_busbw_gbytes_per_s: "{{ acceptance_thresholds.nccl_multinode_min_busbw_gbytes_per_s | default(omit) }}"
     rung: nccl-pair
   register: nccl
 
@@ -239,7 +243,7 @@ busbw_at_check:
   returned: when run
   type: float
 check_size:
-  description: Size in bytes whose row is checked against O(min_busbw).
+  description: Size in bytes whose row is checked against O(min_busbw_gbytes_per_s).
   returned: when run
   type: int
 out_of_bounds:
@@ -400,7 +404,8 @@ def refuse_bad_input(module, params):
     for name, low in (('ranks_per_host', 1), ('step_factor', 1), ('gpus_per_process', 1), ('iterations', 1),
                       ('warmup_iterations', 0), ('expected_ranks', 1)):
         errors += ac.int_range(name, params[name], low)
-    errors += ac.min_number('min_busbw', params['min_busbw']) + ac.min_number('min_avg_busbw', params['min_avg_busbw'])
+    for name in ('min_busbw_gbytes_per_s', 'min_avg_busbw'):
+        errors += ac.min_number(ac.option_name(params, name, module.aliases), params[name])
     for i, host in enumerate(params['hosts']):
         errors += ac.word_errors('hosts[%d]' % i, host)
         if ',' in host:
@@ -437,7 +442,8 @@ def main():
             check=dict(type='bool', default=True),
             args=dict(type='list', elements='str', default=[]),
             timeout=dict(type='int', default=1800),
-            min_busbw=dict(type='float'),
+            min_busbw_gbytes_per_s=dict(type='float', aliases=['min_busbw'], deprecated_aliases=[
+                dict(name='min_busbw', version='2.0.0', collection_name='gpufleet.cluster')]),
             min_avg_busbw=dict(type='float'),
             check_size=dict(type='str'),
             expected_ranks=dict(type='int'),
@@ -508,7 +514,7 @@ def main():
                         % (rung, problem, who, res['cmd']))
     if parsed['rows']:
         bc.check_min(failures, rung, who, 'busbw at %s B' % summary['check_size'], summary['busbw_at_check'],
-                     params['min_busbw'], 'GB/s', res['cmd'])
+                     params['min_busbw_gbytes_per_s'], 'GB/s', res['cmd'])
         bc.check_min(failures, rung, who, 'avg busbw (%s)' % summary['avg_busbw_source'], summary['avg_busbw'],
                      params['min_avg_busbw'], 'GB/s', res['cmd'])
     if params['expected_ranks'] is not None and summary['nranks'] != params['expected_ranks']:

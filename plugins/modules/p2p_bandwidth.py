@@ -16,12 +16,13 @@ description:
   - Runs CUDA samples' C(p2pBandwidthLatencyTest) (default) or NVIDIA's C(nvbandwidth) (O(tool=nvbandwidth)) and
     returns every matrix it prints (unidirectional and bidirectional bandwidth with P2P enabled and disabled,
     GPU and CPU latency, connectivity; for nvbandwidth one matrix per test case plus the C(SUM) lines).
-  - Fails when any GPU pair is below O(min_gbps) (unidirectional) or O(min_bidir_gbps) (bidirectional), above
-    O(max_latency_us), when a pair's figure is missing (a matrix cut short), when peer access is not available and
-    O(require_p2p) is set, when the tool exits non-zero or times out, or when no matrix to check was printed.
+  - Fails when any GPU pair is below O(min_gbytes_per_s) (unidirectional) or O(min_bidir_gbytes_per_s)
+    (bidirectional), both in GB/s, above O(max_latency_us), when a pair's figure is missing (a matrix cut short),
+    when peer access is not available and O(require_p2p) is set, when the tool exits non-zero or times out, or when
+    no matrix to check was printed.
     Messages name the rung, the pair (C(GPU 2 -> GPU 3)), the figure against the threshold and the command line.
   - With C(--p2p_read) in O(args) the C((P2P Reads)) unidirectional and latency matrices are checked against
-    O(min_gbps) and O(max_latency_us) like the C((P2P Writes)) ones.
+    O(min_gbytes_per_s) and O(max_latency_us) like the C((P2P Writes)) ones.
   - An output that is cut off or garbled is never accepted, with or without thresholds - the module fails when a
     matrix every p2pBandwidthLatencyTest run prints (bandwidth and latency, P2P disabled and enabled, the CPU
     latency halves when the version prints them, the C(P2P Reads) matrices with C(--p2p_read) or when one of them
@@ -59,17 +60,24 @@ options:
       - From C(1) to C(2592000) (30 days); other values are refused.
     type: int
     default: 900
-  min_gbps:
+  min_gbytes_per_s:
     description:
-      - Minimum unidirectional GPU-to-GPU bandwidth of every pair in GB/s (C(Unidirectional P2P=Enabled) matrix,
-        or every nvbandwidth GPU-to-GPU C(->)/C(<-) matrix).
+      - Minimum unidirectional GPU-to-GPU bandwidth of every pair in GB/s (gigabytes per second, the unit both tools
+        print) (C(Unidirectional P2P=Enabled) matrix, or every nvbandwidth GPU-to-GPU C(->)/C(<-) matrix).
+      - The alias C(min_gbps) is deprecated and will be removed in 2.0.0. It is GB/s too, not the Gb/s of
+        O(gpufleet.cluster.rdma_bw#module:min_gbits_per_s).
+    aliases: [min_gbps]
     type: float
-  min_bidir_gbps:
+    version_added: 0.2.0
+  min_bidir_gbytes_per_s:
     description:
       - Minimum bidirectional bandwidth of every pair in GB/s (C(Bidirectional P2P=Enabled), or GPU C(<->)).
       - nvbandwidth's bidirectional test cases print three matrices, C(Read1)/C(Write1), C(Read2)/C(Write2) and
         C(Total); the C(Total) one is checked, the two one-way parts are returned and must be whole.
+      - The alias C(min_bidir_gbps) (GB/s too) is deprecated and will be removed in 2.0.0.
+    aliases: [min_bidir_gbps]
     type: float
+    version_added: 0.2.0
   max_latency_us:
     description: Maximum GPU-to-GPU latency with P2P enabled, microseconds (p2pBandwidthLatencyTest only).
     type: float
@@ -101,15 +109,15 @@ EXAMPLES = r'''
 - name: NVLink P2P on an HGX H100, every pair at least 300 GB/s one way
   gpufleet.cluster.p2p_bandwidth:
     executable: /usr/local/cuda/extras/demo_suite/p2pBandwidthLatencyTest
-    min_gbps: 300
+    min_gbytes_per_s: 300
     expected_gpus: 8
 
 - name: nvbandwidth device-to-device copies only
   gpufleet.cluster.p2p_bandwidth:
     tool: nvbandwidth
     testcases: [device_to_device_memcpy_write_ce, device_to_device_bidirectional_memcpy_write_ce]
-    min_gbps: 300
-    min_bidir_gbps: 600
+    min_gbytes_per_s: 300
+    min_bidir_gbytes_per_s: 600
 '''
 
 RETURN = r'''
@@ -298,7 +306,8 @@ def evaluate(parsed, params, rung, cmd):
     failures = []
     checked = select(parsed, tool)
     worst = {}
-    limits = {'uni': params['min_gbps'], 'bidir': params['min_bidir_gbps'], 'latency': params['max_latency_us']}
+    limits = {'uni': params['min_gbytes_per_s'], 'bidir': params['min_bidir_gbytes_per_s'],
+              'latency': params['max_latency_us']}
     wanted = [k for k, v in limits.items() if v is not None]
     for kind in wanted:
         if not any(v == kind for v in checked.values()):
@@ -359,8 +368,8 @@ def refuse_bad_input(module, params):
     errors = ac.nul_errors(params) + ac.timeout_range(params['timeout'])
     errors += ac.executable_errors('executable', params['executable'])
     errors += ac.int_range('expected_gpus', params['expected_gpus'], 1)
-    for name in ('min_gbps', 'min_bidir_gbps', 'max_latency_us'):
-        errors += ac.min_number(name, params[name])
+    for name in ('min_gbytes_per_s', 'min_bidir_gbytes_per_s', 'max_latency_us'):
+        errors += ac.min_number(ac.option_name(params, name, module.aliases), params[name])
     for i, case in enumerate(params['testcases']):
         errors += ac.word_errors('testcases[%d]' % i, case)
     ac.refuse(module, errors, tool=params['tool'], failures=errors)
@@ -374,8 +383,10 @@ def main():
             testcases=dict(type='list', elements='str', default=[]),
             args=dict(type='list', elements='str', default=[]),
             timeout=dict(type='int', default=900),
-            min_gbps=dict(type='float'),
-            min_bidir_gbps=dict(type='float'),
+            min_gbytes_per_s=dict(type='float', aliases=['min_gbps'], deprecated_aliases=[
+                dict(name='min_gbps', version='2.0.0', collection_name='gpufleet.cluster')]),
+            min_bidir_gbytes_per_s=dict(type='float', aliases=['min_bidir_gbps'], deprecated_aliases=[
+                dict(name='min_bidir_gbps', version='2.0.0', collection_name='gpufleet.cluster')]),
             max_latency_us=dict(type='float'),
             require_p2p=dict(type='bool', default=True),
             expected_gpus=dict(type='int'),

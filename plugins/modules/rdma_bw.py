@@ -100,9 +100,16 @@ options:
   check_size:
     description: Size in bytes whose row the thresholds apply to; a missing row fails. Default the largest size.
     type: int
-  min_gbps:
-    description: Minimum average bandwidth in Gb/s. See C(docs/thresholds.md).
+  min_gbits_per_s:
+    description:
+      - Minimum average bandwidth in Gb/s (gigabits per second, the unit of RV(avg_gbps); perftest's C(MB/sec) and
+        C(MiB/sec) figures are converted). See C(docs/thresholds.md).
+      - The alias C(min_gbps) is deprecated and will be removed in 2.0.0. It is Gb/s too, not the GB/s (8 times
+        more) of O(gpufleet.cluster.p2p_bandwidth#module:min_gbytes_per_s) and
+        O(gpufleet.cluster.nccl_bench#module:min_busbw_gbytes_per_s).
+    aliases: [min_gbps]
     type: float
+    version_added: 0.2.0
   min_msg_rate_mpps:
     description: Minimum message rate in Mpps.
     type: float
@@ -132,7 +139,7 @@ EXAMPLES = r'''
     device: "{{ item }}"
     size: 65536
     duration: 5
-    min_gbps: 360
+    min_gbits_per_s: 360
     rung: rdma-loopback
   loop: [mlx5_0, mlx5_3, mlx5_4, mlx5_5]
 
@@ -149,7 +156,7 @@ EXAMPLES = r'''
     role: client
     server: gpu001
     device: mlx5_0
-    min_gbps: 360
+    min_gbits_per_s: 360
   delegate_to: gpu002
 '''
 
@@ -366,8 +373,8 @@ def refuse_bad_input(module, params):
                             ('iterations', 1, None), ('qps', 1, None), ('port', 1, 65535), ('use_cuda', 0, None),
                             ('check_size', 1, None)):
         errors += ac.int_range(name, params[name], low, high)
-    for name in ('min_gbps', 'min_msg_rate_mpps', 'max_latency_us'):
-        errors += ac.min_number(name, params[name])
+    for name in ('min_gbits_per_s', 'min_msg_rate_mpps', 'max_latency_us'):
+        errors += ac.min_number(ac.option_name(params, name, module.aliases), params[name])
     delay = params['server_start_delay']
     if delay is None or math.isnan(delay) or delay < 0 or delay > 60:
         errors.append('server_start_delay must be a number of seconds from 0 to 60, got %r' % (delay,))
@@ -396,7 +403,8 @@ def main():
             server_start_delay=dict(type='float', default=1.0),
             timeout=dict(type='int', default=120),
             check_size=dict(type='int'),
-            min_gbps=dict(type='float'),
+            min_gbits_per_s=dict(type='float', aliases=['min_gbps'], deprecated_aliases=[
+                dict(name='min_gbps', version='2.0.0', collection_name='gpufleet.cluster')]),
             min_msg_rate_mpps=dict(type='float'),
             max_latency_us=dict(type='float'),
             rung=dict(type='str', default='rdma'),
@@ -468,11 +476,12 @@ def main():
                          params['max_latency_us'], 'us', res['cmd'])
         else:
             bc.check_min(failures, rung, who, 'average bandwidth at %s' % size, summary['avg_gbps'],
-                         params['min_gbps'], 'Gb/s', res['cmd'])
+                         params['min_gbits_per_s'], 'Gb/s', res['cmd'])
             bc.check_min(failures, rung, who, 'message rate at %s' % size, summary['msg_rate_mpps'],
                          params['min_msg_rate_mpps'], 'Mpps', res['cmd'])
-    if latency and params['min_gbps'] is not None:
-        module.warn('min_gbps is ignored by the latency test %s' % tool)
+    if latency and params['min_gbits_per_s'] is not None:
+        module.warn('%s is ignored by the latency test %s'
+                    % (ac.option_name(params, 'min_gbits_per_s', module.aliases), tool))
 
     result = dict(changed=False, cmd=res['cmd'], rc=res['rc'], elapsed=res['elapsed'], role=role, failures=failures,
                   test=parsed['test'], kind=parsed['kind'], unit=parsed['unit'], settings=parsed['settings'],

@@ -188,16 +188,45 @@ def resolve(override=None, base=None, derived=None):
 
 
 # ------------------------------------------------------------------ one host's thresholds (acceptance role)
+# The acceptance threshold keys are the rung's name and the module option they feed (p2p_ + min_gbytes_per_s),
+# so the unit is in the name from the inventory to the module: GB/s (gbytes) for GPU and NCCL bandwidth, Gb/s
+# (gbits) for RDMA - the same word "gbps" for both hid a factor of 8.
 # Acceptance threshold key -> baseline metric of the GPU model.
 GPU_METRICS = {
-    'nccl_min_busbw': 'nccl_all_reduce_busbw_node',
-    'p2p_min_gbps': 'p2p_unidir_gbs',
+    'nccl_min_busbw_gbytes_per_s': 'nccl_all_reduce_busbw_node',
+    'p2p_min_gbytes_per_s': 'p2p_unidir_gbs',
     'gpu_burn_min_gflops': 'gpu_burn_gflops_fp64_tc',
 }
 # perftest test of the rdma rung -> baseline metric of the HCA model.
 RDMA_METRICS = {'send': 'rdma_send_bw_gbps', 'read': 'rdma_read_bw_gbps'}
+RDMA_KEY = 'rdma_min_gbits_per_s'
 # Thresholds that only come from the inventory.
-PLAIN = ('gpu_burn_max_temp_c', 'nccl_multinode_min_busbw')
+PLAIN = ('gpu_burn_max_temp_c', 'nccl_multinode_min_busbw_gbytes_per_s')
+# Deprecated keys (the names before the unit was in them) -> the key now. Still read until 2.0.0, with a
+# deprecation warning (the acceptance_thresholds filter); setting both names of one threshold is an error.
+RENAMED_KEYS = {
+    'p2p_min_gbps': 'p2p_min_gbytes_per_s',
+    'nccl_min_busbw': 'nccl_min_busbw_gbytes_per_s',
+    'rdma_min_gbps': RDMA_KEY,
+    'nccl_multinode_min_busbw': 'nccl_multinode_min_busbw_gbytes_per_s',
+}
+
+
+def canonical_overrides(overrides):
+    """``(overrides, deprecated)``: the inventory ``overrides`` with every deprecated key (``RENAMED_KEYS``)
+    under its name now, and the deprecated keys that were used (sorted). Raises ``ValueError`` naming both
+    when a threshold is set under both names."""
+    out = dict(overrides or {})
+    used = []
+    for old, new in sorted(RENAMED_KEYS.items()):
+        if old not in out:
+            continue
+        if new in out:
+            raise ValueError('acceptance_thresholds sets both %s and %s, the deprecated name of %s; set only %s'
+                             % (new, old, new, new))
+        out[new] = out.pop(old)
+        used.append(old)
+    return out, used
 
 
 def _entry(pair):
@@ -206,9 +235,10 @@ def _entry(pair):
 
 def host_thresholds(spec):
     """One host's thresholds: ``spec`` is {gpu_model, hcas: {dev: {model, rate_gbps}}, overrides, rdma_test,
-    gpu_burn_fp64_tc}; returns {key: {value, origin}, rdma_min_gbps: {dev: {value, origin}}}, each by
-    ``resolve`` precedence (inventory > baseline:<model> > derived > none), see docs/thresholds.md."""
-    overrides = spec.get('overrides') or {}
+    gpu_burn_fp64_tc}; returns {key: {value, origin}, rdma_min_gbits_per_s: {dev: {value, origin}}}, each by
+    ``resolve`` precedence (inventory > baseline:<model> > derived > none), see docs/thresholds.md. The
+    deprecated keys of ``overrides`` count under their names now (``canonical_overrides``)."""
+    overrides = canonical_overrides(spec.get('overrides'))[0]
     out = {}
     for key, metric in GPU_METRICS.items():
         base = None
@@ -217,10 +247,10 @@ def host_thresholds(spec):
         out[key] = _entry(resolve(overrides.get(key), base))
     for key in PLAIN:
         out[key] = _entry(resolve(overrides.get(key)))
-    out['rdma_min_gbps'] = {}
+    out[RDMA_KEY] = {}
     metric = RDMA_METRICS.get(spec.get('rdma_test'))
     for dev, hca in sorted((spec.get('hcas') or {}).items()):
         base = baseline('hca', hca.get('model'), metric) if metric and hca.get('model') else None
         derived = derive_rdma_gbps(hca.get('rate_gbps'))
-        out['rdma_min_gbps'][dev] = _entry(resolve(overrides.get('rdma_min_gbps'), base, derived))
+        out[RDMA_KEY][dev] = _entry(resolve(overrides.get(RDMA_KEY), base, derived))
     return out

@@ -67,3 +67,12 @@ def test_root_dir_and_executable(tmp_path):
                                        (float('inf'), False), (True, False), (None, True)])
 def test_min_number(value, ok):
     assert (ac.min_number('min_gbps', value) == []) is ok
+
+
+def test_option_name_names_the_alias_the_caller_used():
+    aliases = {'min_gbps': 'min_gbytes_per_s', 'min_bidir_gbps': 'min_bidir_gbytes_per_s'}
+    assert ac.option_name({'min_gbytes_per_s': 1.0}, 'min_gbytes_per_s', aliases) == 'min_gbytes_per_s'
+    given_old = {'min_gbytes_per_s': -1.0, 'min_gbps': -1, 'min_bidir_gbytes_per_s': 2.0}
+    assert ac.option_name(given_old, 'min_gbytes_per_s', aliases) == 'min_gbps (alias of min_gbytes_per_s)'
+    assert ac.option_name(given_old, 'min_bidir_gbytes_per_s', aliases) == 'min_bidir_gbytes_per_s'
+    assert ac.option_name({'x': 1}, 'x') == 'x'

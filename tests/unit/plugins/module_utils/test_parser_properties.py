@@ -171,7 +171,7 @@ def test_nccl_tests_damage(source, request):
 
 
 def p2p_failures(parsed, tool):
-    params = {'tool': tool, 'testcases': [], 'args': [], 'min_gbps': None, 'min_bidir_gbps': None,
+    params = {'tool': tool, 'testcases': [], 'args': [], 'min_gbytes_per_s': None, 'min_bidir_gbytes_per_s': None,
               'max_latency_us': None, 'require_p2p': True, 'expected_gpus': None}
     return p2p_module.evaluate(parsed, params, 'p2p', 'cmd')[0]
 

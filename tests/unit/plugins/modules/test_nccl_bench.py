@@ -5,8 +5,11 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
+
+import pytest
 
 from ansible_collections.gpufleet.cluster.plugins.modules import nccl_bench
 
@@ -22,9 +25,19 @@ MPIRUN_LOG = 'nccl_tests/aws-batch-mpirun-prefixed-avg.txt'
 SRUN_LOG = 'nccl_tests/aws-2x-p4de-16xA100-efa-srun-prefixed.txt'
 
 
+@pytest.fixture
+def own_deprecations(monkeypatch):
+    """The deprecations of this test's module runs, returned in the result as on a target: ansible-core collects
+    them in a process-wide list, and once controller code was imported in this worker they would go to its display."""
+    from ansible.module_utils import _internal
+    from ansible.module_utils.common import warnings
+    monkeypatch.setattr(_internal, 'is_controller', False)
+    monkeypatch.setattr(warnings, '_global_deprecations', type(warnings._global_deprecations)())
+
+
 def test_local_pass(corpus_file, tmp_path, run_module):
     exe, log = make_replay(tmp_path, 'all_reduce_perf', {'stdout': str(corpus_file(ALLREDUCE))})
-    result = run_module(nccl_bench.main, {'executable': exe, 'gpus_per_process': 8, 'min_busbw': 200,
+    result = run_module(nccl_bench.main, {'executable': exe, 'gpus_per_process': 8, 'min_busbw_gbytes_per_s': 200,
                                           'min_avg_busbw': 60, 'iterations': 20})
     assert 'failed' not in result and result['changed'] is False
     assert result['avg_busbw'] == 68.4048 and result['avg_busbw_source'] == 'tool'
@@ -36,7 +49,7 @@ def test_local_pass(corpus_file, tmp_path, run_module):
 
 def test_below_min_busbw_names_rung_gpus_figure_and_command(corpus_file, tmp_path, run_module):
     exe, dummy = make_replay(tmp_path, 'all_reduce_perf', {'stdout': str(corpus_file(ALLREDUCE))})
-    result = run_module(nccl_bench.main, {'executable': exe, 'min_busbw': 300, 'rung': 'nccl-node'})
+    result = run_module(nccl_bench.main, {'executable': exe, 'min_busbw_gbytes_per_s': 300, 'rung': 'nccl-node'})
     assert result['failed'] is True
     msg = result['msg']
     assert msg.startswith('nccl-node (all_reduce_perf): busbw at 8589934592 B on 8 ranks/8 GPUs on localhost')
@@ -47,9 +60,9 @@ def test_below_min_busbw_names_rung_gpus_figure_and_command(corpus_file, tmp_pat
 
 def test_check_size_row_missing_is_a_failure(corpus_file, tmp_path, run_module):
     exe, dummy = make_replay(tmp_path, 'all_reduce_perf', {'stdout': str(corpus_file(ALLREDUCE))})
-    ok = run_module(nccl_bench.main, {'executable': exe, 'min_busbw': 150, 'check_size': '32M'})
+    ok = run_module(nccl_bench.main, {'executable': exe, 'min_busbw_gbytes_per_s': 150, 'check_size': '32M'})
     assert 'failed' not in ok and ok['busbw_at_check'] == 156.89
-    result = run_module(nccl_bench.main, {'executable': exe, 'min_busbw': 1, 'check_size': '3M'})
+    result = run_module(nccl_bench.main, {'executable': exe, 'min_busbw_gbytes_per_s': 1, 'check_size': '3M'})
     assert result['failed'] is True and 'busbw at 3145728 B on 8 ranks' in result['msg']
     assert 'is missing (threshold 1.00 GB/s)' in result['msg']
 
@@ -69,7 +82,7 @@ def test_tool_failure_without_rows(tmp_path, run_module):
             'gpu001: Test NCCL failure common.cu:958 \'unhandled system error\'\n')
     exe, dummy = make_replay(tmp_path, 'all_reduce_perf', {'stdout_text': text, 'rc': 3,
                                                            'stderr_text': 'gpu001:1:1 [0] NCCL WARN bootstrap\n'})
-    result = run_module(nccl_bench.main, {'executable': exe, 'min_busbw': 100,
+    result = run_module(nccl_bench.main, {'executable': exe, 'min_busbw_gbytes_per_s': 100,
                                           'env': {'NCCL_IB_HCA': 'mlx5_0'}, 'rung': 'nccl-pair'})
     assert result['failed'] is True
     assert result['failures'][0].startswith('nccl-pair (all_reduce_perf): local GPUs (no rank lines) '
@@ -96,7 +109,7 @@ def test_mpirun_passes_env_with_x_and_parses_tagged_output(corpus_file, tmp_path
     result = run_module(nccl_bench.main, {
         'launcher': 'mpirun', 'launcher_executable': mpirun, 'executable': 'all_reduce_perf',
         'hosts': ['gpu001', 'gpu002'], 'ranks_per_host': 8, 'launcher_args': ['--bind-to', 'none'],
-        'env': {'NCCL_IB_HCA': '=mlx5_0,mlx5_3', 'NCCL_SOCKET_IFNAME': 'bond0'}, 'min_busbw': 400,
+        'env': {'NCCL_IB_HCA': '=mlx5_0,mlx5_3', 'NCCL_SOCKET_IFNAME': 'bond0'}, 'min_busbw_gbytes_per_s': 400,
         'begin_size': '8', 'end_size': '16G'})
     assert 'failed' not in result, result['msg']
     assert result['avg_busbw'] == 156.742 and result['busbw_at_check'] == 483.05 and len(result['rows']) == 32
@@ -110,7 +123,7 @@ def test_srun_passes_env_through_environment(corpus_file, tmp_path, run_module):
     srun, log = make_replay(tmp_path, 'srun', {'stdout': str(corpus_file(SRUN_LOG))}, env_keys=['NCCL_IB_HCA', 'LC_ALL'])
     result = run_module(nccl_bench.main, {
         'launcher': 'srun', 'launcher_executable': srun, 'hosts': ['p4de-1', 'p4de-2'],
-        'env': {'NCCL_IB_HCA': 'mlx5'}, 'min_busbw': 80, 'rung': 'nccl-2node'})
+        'env': {'NCCL_IB_HCA': 'mlx5'}, 'min_busbw_gbytes_per_s': 80, 'rung': 'nccl-2node'})
     assert result['failed'] is True  # 78.33 < 80, figure computed avg since the excerpt has no Avg line
     assert result['complete'] is False and 'output on hosts p4de-1,p4de-2 (no rank lines) NCCL_IB_HCA=mlx5 is ' \
         'incomplete: no "# Out of bounds values" or "# Avg bus bandwidth" line after the last row' in result['msg']
@@ -125,7 +138,7 @@ def test_srun_passes_env_through_environment(corpus_file, tmp_path, run_module):
 def test_hostname_prefixed_wrapped_multinode(tmp_path, run_module):
     exe, dummy = make_replay(tmp_path, 'all_reduce_perf',
                              {'stdout': str(HAND / 'nccl-allreduce-2x8-H100-hostname-prefix-wrapped-HANDMADE.txt')})
-    result = run_module(nccl_bench.main, {'executable': exe, 'min_busbw': 450, 'expected_ranks': 16})
+    result = run_module(nccl_bench.main, {'executable': exe, 'min_busbw_gbytes_per_s': 450, 'expected_ranks': 16})
     assert 'failed' not in result, result['msg']
     assert result['hosts'] == ['gpu001', 'gpu002'] and result['nranks'] == 16 and len(result['rows']) == 4
     assert len(result['nccl_warnings']) == 1
@@ -154,9 +167,9 @@ def test_bad_size_fails(tmp_path, run_module):
 
 def test_adhoc_pass_fail_and_check(corpus_file, tmp_path, run_adhoc):
     exe, log = make_replay(tmp_path, 'all_reduce_perf', {'stdout': str(corpus_file(ALLREDUCE))})
-    rc, res = run_adhoc('nccl_bench', {'executable': exe, 'min_busbw': 200})
+    rc, res = run_adhoc('nccl_bench', {'executable': exe, 'min_busbw_gbytes_per_s': 200})
     assert rc == 0 and res['avg_busbw'] == 68.4048 and res['changed'] is False
-    rc, res = run_adhoc('nccl_bench', {'executable': exe, 'min_busbw': 250, 'rung': 'nccl-node'})
+    rc, res = run_adhoc('nccl_bench', {'executable': exe, 'min_busbw_gbytes_per_s': 250, 'rung': 'nccl-node'})
     assert rc == 2 and res['changed'] is False and res['busbw_at_check'] == 235.26
     assert 'nccl-node (all_reduce_perf): busbw at 8589934592 B' in res['msg'] and '235.26 GB/s < threshold 250.00' in res['msg']
     assert len(calls(log)) == 2
@@ -164,7 +177,7 @@ def test_adhoc_pass_fail_and_check(corpus_file, tmp_path, run_adhoc):
 
 def test_playbook_check_mode(corpus_file, tmp_path, run_adhoc):  # run_adhoc: skips without the venv/link
     exe, log = make_replay(tmp_path, 'all_reduce_perf', {'stdout': str(corpus_file(ALLREDUCE))})
-    rc, res = run_playbook(REPO, 'nccl_bench', {'executable': exe, 'min_busbw': 200}, check=True, tmpdir=tmp_path)
+    rc, res = run_playbook(REPO, 'nccl_bench', {'executable': exe, 'min_busbw_gbytes_per_s': 200}, check=True, tmpdir=tmp_path)
     assert rc == 0 and res['skipped'] is True and res['changed'] is False
     assert res['msg'] == 'skipped: check mode, all_reduce_perf not run' and calls(log) == []
 
@@ -199,7 +212,7 @@ def test_output_cut_mid_table_fails(corpus_file, tmp_path, run_module):
     lines = corpus_file(ALLREDUCE).read_text().splitlines()
     cut = next(i for i, line in enumerate(lines) if line.split()[:1] == ['1048576'])
     exe, dummy = make_replay(tmp_path, 'all_reduce_perf', {'stdout_text': '\n'.join(lines[:cut + 1]) + '\n'})
-    result = run_module(nccl_bench.main, {'executable': exe, 'min_busbw': 10, 'check_size': '1M'})
+    result = run_module(nccl_bench.main, {'executable': exe, 'min_busbw_gbytes_per_s': 10, 'check_size': '1M'})
     assert result['failed'] is True and result['busbw_at_check'] == 24.54 and result['complete'] is False
     assert len(result['failures']) == 1 and 'is incomplete' in result['msg']
 
@@ -265,6 +278,26 @@ def test_multiline_nccl_info_run_passes(tmp_path, run_module):
     """NCCL_DEBUG=INFO messages of several lines inside the table: a clean run, not 'malformed rows'."""
     exe, dummy = make_replay(tmp_path, 'all_reduce_perf',
                              {'stdout': str(HAND / 'nccl-allreduce-8xH100-debug-info-multiline-HANDMADE.txt')})
-    result = run_module(nccl_bench.main, {'executable': exe, 'env': {'NCCL_DEBUG': 'INFO'}, 'min_busbw': 400})
+    result = run_module(nccl_bench.main, {'executable': exe, 'env': {'NCCL_DEBUG': 'INFO'}, 'min_busbw_gbytes_per_s': 400})
     assert 'failed' not in result, result['msg']
     assert result['malformed'] == [] and len(result['rows']) == 4 and result['busbw_at_check'] == 418.67
+
+
+def test_busbw_threshold_carries_the_unit_old_name_is_a_deprecated_alias(corpus_file, tmp_path, run_module,
+                                                                         own_deprecations):
+    """min_busbw_gbytes_per_s (GB/s, as nccl-tests prints busbw); the old min_busbw checks the same, with a
+    deprecation (removed in 2.0.0); a bad value given by the old name is refused naming it."""
+    exe, dummy = make_replay(tmp_path, 'all_reduce_perf', {'stdout': str(corpus_file(ALLREDUCE))})
+    new = run_module(nccl_bench.main, {'executable': exe, 'min_busbw_gbytes_per_s': 300})
+    assert new['failed'] is True and not new.get('deprecations')
+    assert '= 235.26 GB/s < threshold 300.00 GB/s' in new['msg']
+    old = run_module(nccl_bench.main, {'executable': exe, 'min_busbw': 300})
+    assert old['failed'] is True and old['failures'] == new['failures']
+    deprecations = json.dumps(old['deprecations'])
+    assert "Alias 'min_busbw' is deprecated" in deprecations and '2.0.0' in deprecations
+    assert 'gpufleet.cluster' in deprecations
+    assert 'failed' not in run_module(nccl_bench.main, {'executable': exe, 'min_busbw': 235})
+    bad = run_module(nccl_bench.main, {'executable': exe, 'min_busbw': -1, 'min_avg_busbw': -1})
+    assert bad['failed'] is True and bad['failures'] == [
+        'min_busbw (alias of min_busbw_gbytes_per_s) must be a finite number >= 0.0, got -1.0',
+        'min_avg_busbw must be a finite number >= 0.0, got -1.0']

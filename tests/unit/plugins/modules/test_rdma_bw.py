@@ -5,8 +5,11 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
+
+import pytest
 
 from ansible_collections.gpufleet.cluster.plugins.modules import rdma_bw
 
@@ -22,10 +25,20 @@ LOOP8M = 'perftest/superbench-ib_write_bw-loopback-8M.txt'
 WAITING = '************************************\n* Waiting for client to connect... *\n************************************\n'
 
 
+@pytest.fixture
+def own_deprecations(monkeypatch):
+    """The deprecations of this test's module runs, returned in the result as on a target: ansible-core collects
+    them in a process-wide list, and once controller code was imported in this worker they would go to its display."""
+    from ansible.module_utils import _internal
+    from ansible.module_utils.common import warnings
+    monkeypatch.setattr(_internal, 'is_controller', False)
+    monkeypatch.setattr(warnings, '_global_deprecations', type(warnings._global_deprecations)())
+
+
 def test_client_report_gbits(corpus_file, tmp_path, run_module):
     exe, log = make_replay(tmp_path, 'ib_read_bw', {'stdout': str(corpus_file(GBITS))})
     result = run_module(rdma_bw.main, {'executable': exe, 'role': 'client', 'server': 'gpu002', 'device': 'mlx5_0',
-                                       'size': 65536, 'iterations': 1000, 'min_gbps': 300})
+                                       'size': 65536, 'iterations': 1000, 'min_gbits_per_s': 300})
     assert 'failed' not in result, result['msg']
     assert (result['avg_gbps'], result['peak_gbps'], result['msg_rate_mpps']) == (328.61, 328.64, 0.626777)
     assert calls(log)[0]['argv'] == ['-d', 'mlx5_0', '-i', '1', '-s', '65536', '-n', '1000', '--report_gbits', 'gpu002']
@@ -34,7 +47,7 @@ def test_client_report_gbits(corpus_file, tmp_path, run_module):
 
 def test_below_min_gbps_names_rung_hca_and_figure(corpus_file, tmp_path, run_module):
     exe, dummy = make_replay(tmp_path, 'ib_send_bw', {'stdout': str(corpus_file(MIB))})
-    result = run_module(rdma_bw.main, {'executable': exe, 'role': 'client', 'server': 'gpu002', 'min_gbps': 395,
+    result = run_module(rdma_bw.main, {'executable': exe, 'role': 'client', 'server': 'gpu002', 'min_gbits_per_s': 395,
                                        'rung': 'rdma-pair'})
     assert result['failed'] is True
     assert result['msg'] == ('rdma-pair (ib_send_bw): average bandwidth at 65536 B on HCA mlx5_0 port 1 (IB, server '
@@ -56,7 +69,7 @@ def test_loopback_runs_server_and_client(corpus_file, tmp_path, run_module):
         {'if_arg': '127.0.0.1', 'stdout': str(corpus_file(LOOP8M)), 'sleep': 0.2},
         {'stdout_text': WAITING, 'sleep_after': 0.5}])
     result = run_module(rdma_bw.main, {'executable': exe, 'device': 'ib0', 'size': 8388608, 'duration': 5,
-                                       'server_start_delay': 0.3, 'min_gbps': 200, 'gid_index': 3})
+                                       'server_start_delay': 0.3, 'min_gbits_per_s': 200, 'gid_index': 3})
     assert 'failed' not in result, result['msg']
     assert result['avg_gbps'] == 201.802 and result['server']['rc'] == 0
     argvs = [c['argv'] for c in calls(log)]
@@ -88,7 +101,7 @@ def test_loopback_server_dies_at_start(tmp_path, run_module):
 def test_client_connect_failure(tmp_path, run_module):
     exe, dummy = make_replay(tmp_path, 'ib_write_bw', {'stderr_text': " Couldn't connect to gpu002:18515\n", 'rc': 1})
     result = run_module(rdma_bw.main, {'executable': exe, 'role': 'client', 'server': 'gpu002', 'device': 'mlx5_0',
-                                       'min_gbps': 1})
+                                       'min_gbits_per_s': 1})
     assert result['failed'] is True
     assert result['failures'][0].startswith("rdma (ib_write_bw): HCA mlx5_0 port 1 (link ?, server gpu002) exited "
                                             "with rc=1 (Couldn't connect to gpu002:18515)")
@@ -98,10 +111,10 @@ def test_client_connect_failure(tmp_path, run_module):
 def test_server_role_and_check_size(corpus_file, tmp_path, run_module):
     exe, log = make_replay(tmp_path, 'ib_write_bw', {'stdout': str(corpus_file('perftest/superbench-ib_write_bw-loopback-all-sizes.txt'))})
     result = run_module(rdma_bw.main, {'executable': exe, 'role': 'server', 'all_sizes': True, 'check_size': 65536,
-                                       'min_gbps': 180, 'report_gbits': False})
+                                       'min_gbits_per_s': 180, 'report_gbits': False})
     assert result['failed'] is True and 'average bandwidth at 65536 B on HCA ib0 port 1 (IB) = 177.57 Gb/s' in result['msg']
     assert calls(log)[0]['argv'] == ['-i', '1', '-a']
-    missing = run_module(rdma_bw.main, {'executable': exe, 'role': 'server', 'check_size': 100, 'min_gbps': 1})
+    missing = run_module(rdma_bw.main, {'executable': exe, 'role': 'server', 'check_size': 100, 'min_gbits_per_s': 1})
     assert missing['failed'] is True and 'average bandwidth at 100 B' in missing['msg'] and 'is missing' in missing['msg']
 
 
@@ -116,7 +129,7 @@ def test_check_mode_and_playbook(corpus_file, tmp_path, run_module, run_adhoc):
     assert result['skipped'] is True and result['cmd'].endswith('--report_gbits 127.0.0.1') and calls(log) == []
     rc, res = run_playbook(REPO, 'rdma_bw', {'executable': exe}, check=True, tmpdir=tmp_path)
     assert rc == 0 and res['skipped'] is True and calls(log) == []
-    rc, res = run_adhoc('rdma_bw', {'executable': exe, 'role': 'client', 'server': 'x', 'min_gbps': 250, 'rung': 'rdma-r'})
+    rc, res = run_adhoc('rdma_bw', {'executable': exe, 'role': 'client', 'server': 'x', 'min_gbits_per_s': 250, 'rung': 'rdma-r'})
     assert rc == 2 and 'rdma-r (ib_write_bw): average bandwidth at 8388608 B on HCA ib0 port 1' in res['msg']
 
 
@@ -150,7 +163,7 @@ def test_cut_loopback_output_fails(corpus_file, tmp_path, run_module):
     exe, dummy = make_replay(tmp_path, 'ib_write_bw', [
         {'if_arg': '127.0.0.1', 'stdout_text': _cut(corpus_file(LOOP8M).read_text())},
         {'stdout_text': WAITING, 'sleep_after': 0.3}])
-    result = run_module(rdma_bw.main, {'executable': exe, 'server_start_delay': 0.2, 'min_gbps': 1})
+    result = run_module(rdma_bw.main, {'executable': exe, 'server_start_delay': 0.2, 'min_gbits_per_s': 1})
     assert result['failed'] is True and result['complete'] is False and 'is incomplete' in result['msg']
 
 
@@ -173,3 +186,27 @@ def test_garbled_row_next_to_good_rows_fails(corpus_file, tmp_path, run_module):
     result = run_module(rdma_bw.main, {'executable': exe, 'role': 'server', 'all_sizes': True})
     assert result['failed'] is True and len(result['rows']) == 22 and result['complete'] is True
     assert result['malformed'] == [' '.join(row.split()[:3])] and len(result['failures']) == 1
+
+
+def test_threshold_option_carries_the_unit_old_name_is_a_deprecated_alias(corpus_file, tmp_path, run_module,
+                                                                          own_deprecations):
+    """min_gbits_per_s (Gb/s); the old min_gbps (Gb/s) checks the same, with a deprecation (removed in 2.0.0);
+    a bad value or a latency test's warning given by the old name names it."""
+    exe, dummy = make_replay(tmp_path, 'ib_send_bw', {'stdout': str(corpus_file(MIB))})
+    args = {'executable': exe, 'role': 'client', 'server': 'gpu002'}
+    new = run_module(rdma_bw.main, dict(args, min_gbits_per_s=395))
+    assert new['failed'] is True and not new.get('deprecations')
+    assert '= 390.55 Gb/s < threshold 395.00 Gb/s' in new['msg']
+    old = run_module(rdma_bw.main, dict(args, min_gbps=395))
+    assert old['failed'] is True and old['failures'] == new['failures']
+    deprecations = json.dumps(old['deprecations'])
+    assert "Alias 'min_gbps' is deprecated" in deprecations and '2.0.0' in deprecations
+    assert 'gpufleet.cluster' in deprecations
+    assert 'failed' not in run_module(rdma_bw.main, dict(args, min_gbps=390))
+    bad = run_module(rdma_bw.main, dict(args, min_gbps=-1))
+    assert bad['failed'] is True and bad['failures'] == [
+        'min_gbps (alias of min_gbits_per_s) must be a finite number >= 0.0, got -1.0']
+    lat, dummy = make_replay(tmp_path, 'ib_send_lat', {'stdout': str(corpus_file(LAT))})
+    result = run_module(rdma_bw.main, {'executable': lat, 'role': 'client', 'server': 'h', 'min_gbps': 1})
+    assert 'failed' not in result
+    assert 'min_gbps (alias of min_gbits_per_s) is ignored by the latency test ib_send_lat' in json.dumps(result['warnings'])

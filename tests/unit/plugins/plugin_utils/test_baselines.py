@@ -89,12 +89,33 @@ def test_references_match_the_recordings_full_corpus(corpus_file):
 def test_host_thresholds_by_precedence():
     """The acceptance role's thresholds (gpufleet.cluster.acceptance_thresholds): inventory > baseline > derived."""
     spec = {'gpu_model': 'NVIDIA H100 80GB HBM3', 'hcas': {'mlx5_0': {'model': None, 'rate_gbps': 400}},
-            'overrides': {'p2p_min_gbps': 300}, 'rdma_test': 'write', 'gpu_burn_fp64_tc': False}
+            'overrides': {'p2p_min_gbytes_per_s': 300}, 'rdma_test': 'write', 'gpu_burn_fp64_tc': False}
     out = baselines.host_thresholds(spec)
-    assert out['p2p_min_gbps'] == {'value': 300, 'origin': 'inventory'}
-    assert out['nccl_min_busbw']['origin'].startswith('baseline:')
+    assert out['p2p_min_gbytes_per_s'] == {'value': 300, 'origin': 'inventory'}
+    assert out['nccl_min_busbw_gbytes_per_s']['origin'].startswith('baseline:')
     assert out['gpu_burn_min_gflops'] == {'value': None, 'origin': 'none'}  # the baseline is FP64 tensor-core only
-    assert out['rdma_min_gbps'] == {'mlx5_0': {'value': 320.0, 'origin': 'derived'}}
+    assert out['rdma_min_gbits_per_s'] == {'mlx5_0': {'value': 320.0, 'origin': 'derived'}}
     assert out['gpu_burn_max_temp_c'] == {'value': None, 'origin': 'none'}
+    assert out['nccl_multinode_min_busbw_gbytes_per_s'] == {'value': None, 'origin': 'none'}
     empty = baselines.host_thresholds({})
-    assert empty['rdma_min_gbps'] == {} and empty['nccl_min_busbw']['origin'] == 'none'
+    assert empty['rdma_min_gbits_per_s'] == {} and empty['nccl_min_busbw_gbytes_per_s']['origin'] == 'none'
+
+
+def test_deprecated_threshold_keys_count_under_their_names_now():
+    """The keys before the unit was in the name (p2p_min_gbps was GB/s, rdma_min_gbps Gb/s) still count."""
+    old = {'p2p_min_gbps': 300, 'nccl_min_busbw': 360, 'rdma_min_gbps': 150, 'nccl_multinode_min_busbw': 90,
+           'gpu_burn_max_temp_c': 85}
+    overrides, used = baselines.canonical_overrides(old)
+    assert overrides == {'p2p_min_gbytes_per_s': 300, 'nccl_min_busbw_gbytes_per_s': 360, 'rdma_min_gbits_per_s': 150,
+                         'nccl_multinode_min_busbw_gbytes_per_s': 90, 'gpu_burn_max_temp_c': 85}
+    assert used == ['nccl_min_busbw', 'nccl_multinode_min_busbw', 'p2p_min_gbps', 'rdma_min_gbps']
+    assert baselines.canonical_overrides(overrides) == (overrides, []) and baselines.canonical_overrides(None) == ({}, [])
+    spec = {'gpu_model': 'NVIDIA A100-SXM4-40GB', 'hcas': {'mlx5_0': {'model': 'ConnectX-7', 'rate_gbps': 400}},
+            'rdma_test': 'send'}
+    assert baselines.host_thresholds(dict(spec, overrides=old)) == baselines.host_thresholds(dict(spec, overrides=overrides))
+    out = baselines.host_thresholds(dict(spec, overrides=old))
+    assert out['p2p_min_gbytes_per_s'] == {'value': 300.0, 'origin': 'inventory'}
+    assert out['rdma_min_gbits_per_s'] == {'mlx5_0': {'value': 150.0, 'origin': 'inventory'}}
+    assert not set(out) & set(baselines.RENAMED_KEYS)
+    with pytest.raises(ValueError, match='acceptance_thresholds sets both rdma_min_gbits_per_s and rdma_min_gbps'):
+        baselines.canonical_overrides({'rdma_min_gbps': 150, 'rdma_min_gbits_per_s': 150})
