@@ -212,6 +212,14 @@ def test_wait_idle_returns_when_jobs_end(fake, run_module):
     assert 'failed' not in r and r['jobs'] == [] and 1 <= r['waited'] < 10
 
 
+def broken_tool(tmp_path, name, message):
+    """A HANDMADE stand-in for a Slurm command that prints ``message`` on stderr and exits 1."""
+    bad = tmp_path / name
+    bad.write_text('#!/bin/sh\necho "%s" >&2\nexit 1\n' % message)
+    bad.chmod(0o755)
+    return bad
+
+
 def test_wait_idle_not_in_check_mode(fake, run_module):
     fake.set({'dev-slurm-n2': OPERATOR}, {'dev-slurm-n2': JOBS})
     r = run_module(slurm_node.main, fake.args(name='dev-slurm-n2', state='query', wait_idle=True, timeout=5,
@@ -220,9 +228,7 @@ def test_wait_idle_not_in_check_mode(fake, run_module):
 
 
 def test_scontrol_error_names_command(fake, run_module, tmp_path):
-    bad = tmp_path / 'scontrol-broken'
-    bad.write_text('#!/bin/sh\necho "slurm_load_node error: Unable to contact slurm controller" >&2\nexit 1\n')
-    bad.chmod(0o755)
+    bad = broken_tool(tmp_path, 'scontrol-broken', 'slurm_load_node error: Unable to contact slurm controller')
     fake.set({'dev-slurm-n1': IDLE})
     r = run_module(slurm_node.main, fake.args(name='dev-slurm-n1', scontrol_path=str(bad)))
     assert r['failed'] and 'Unable to contact slurm controller' in r['msg'] and r['cmd'].startswith(str(bad))
@@ -262,9 +268,7 @@ def test_bad_marker_parts_are_refused_before_slurm_is_asked(fake, run_module, op
 # ---- issue item 9: changed after a successful update, paths named ----
 
 def test_squeue_failure_after_update_reports_changed(fake, run_module, tmp_path):
-    bad = tmp_path / 'squeue-broken'
-    bad.write_text('#!/bin/sh\necho "squeue: error: Unable to contact slurm controller" >&2\nexit 1\n')
-    bad.chmod(0o755)
+    bad = broken_tool(tmp_path, 'squeue-broken', 'squeue: error: Unable to contact slurm controller')
     fake.set({'dev-slurm-n1': IDLE})
     r = run_module(slurm_node.main, fake.args(name='dev-slurm-n1', state='drain', reason='upgrading', run_id='q4',
                                               squeue_path=str(bad)))
@@ -274,9 +278,7 @@ def test_squeue_failure_after_update_reports_changed(fake, run_module, tmp_path)
 
 
 def test_squeue_failure_without_update_is_not_changed(fake, run_module, tmp_path):
-    bad = tmp_path / 'squeue-broken'
-    bad.write_text('#!/bin/sh\necho "squeue: error: x" >&2\nexit 1\n')
-    bad.chmod(0o755)
+    bad = broken_tool(tmp_path, 'squeue-broken', 'squeue: error: x')
     fake.set({'dev-slurm-n1': IDLE})
     r = run_module(slurm_node.main, fake.args(name='dev-slurm-n1', squeue_path=str(bad)))
     assert r['failed'] is True and r['changed'] is False
