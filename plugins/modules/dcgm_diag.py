@@ -186,6 +186,7 @@ import re
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
+from ansible_collections.gpufleet.cluster.plugins.module_utils import _runner as runner
 from ansible_collections.gpufleet.cluster.plugins.module_utils import bench_common as bc
 from ansible_collections.gpufleet.cluster.plugins.module_utils.dcgmi import (
     DcgmiParseError,
@@ -298,22 +299,22 @@ def main():
     refuse_bad_input(module, params)
     params['level'] = params['level'].strip()
     rung = params['rung']
-    exe = bc.find_executable(module, params['executable'])
+    exe = runner.find(module, params['executable'])
     fmt = params['output_format']
     argv = build_argv(exe or params['executable'], params, fmt != 'text')
-    cmd = bc.cmdline(argv)
+    cmd = runner.cmdline(argv)
     if module.check_mode:
         module.exit_json(changed=False, skipped=True, cmd=cmd, failures=[], msg='skipped: check mode, dcgmi diag not run')
     if exe is None:
         module.fail_json(msg='%s: %s not found on PATH; cmd: %s' % (rung, params['executable'], cmd), cmd=cmd,
                          failures=['executable not found'])
 
-    res = bc.run(argv, timeout=params['timeout'])
+    res = runner.run(argv, timeout=params['timeout'])
     parsed, parse_error = None, None
     if fmt == 'auto' and '{' not in res['stdout'] and not res['timed_out']:
         # this dcgmi printed no JSON (no -j support, or it refused the option): use the text table
         argv = build_argv(exe, params, False)
-        res = bc.run(argv, timeout=params['timeout'])
+        res = runner.run(argv, timeout=params['timeout'])
         fmt = 'text'
     try:
         parsed = parse_text(res['stdout']) if fmt == 'text' else parse_json(res['stdout'])
@@ -322,7 +323,7 @@ def main():
         parsed = {'format': 'json', 'metadata': {}, 'tests': [], 'runtime_error': None, 'preamble': []}
 
     failures = []
-    rc_msg = bc.rc_failure(rung, 'dcgmi diag -r %s' % params['level'], res, params['timeout'])
+    rc_msg = runner.rc_failure(rung, 'dcgmi diag -r %s' % params['level'], res, params['timeout'])
     if rc_msg:
         failures.append(rc_msg)
     if parse_error:

@@ -180,6 +180,7 @@ import re
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
+from ansible_collections.gpufleet.cluster.plugins.module_utils import _runner as runner
 from ansible_collections.gpufleet.cluster.plugins.module_utils import bench_common as bc
 from ansible_collections.gpufleet.cluster.plugins.module_utils.gpu_burn import parse
 
@@ -281,7 +282,7 @@ def main():
     params = module.params
     refuse_bad_input(module, params)
     rung = params['rung']
-    exe = bc.find_executable(module, params['executable'])
+    exe = runner.find(module, params['executable'])
     argv = [exe or params['executable']]
     if params['doubles']:
         argv.append('-d')
@@ -290,7 +291,7 @@ def main():
     if params['memory']:
         argv += ['-m', params['memory']]
     argv += list(params['args']) + [str(params['duration'])]
-    cmd = bc.cmdline(argv)
+    cmd = runner.cmdline(argv)
     if module.check_mode:
         module.exit_json(changed=False, skipped=True, cmd=cmd, failures=[],
                          msg='skipped: check mode, gpu_burn not run')
@@ -299,10 +300,10 @@ def main():
                          failures=['executable not found'])
     chdir = params['chdir'] or (os.path.dirname(exe) if os.sep in params['executable'] else None)
     timeout = params['timeout'] if params['timeout'] is not None else params['duration'] + 300
-    res = bc.run(argv, timeout=timeout, cwd=chdir)
+    res = runner.run(argv, timeout=timeout, cwd=chdir)
     parsed = parse(res['stdout'] + '\n' + res['stderr'])
     failures = []
-    rc_msg = bc.rc_failure(rung, 'gpu_burn', res, timeout)
+    rc_msg = runner.rc_failure(rung, 'gpu_burn', res, timeout)
     if rc_msg:
         failures.append(rc_msg)
     failures += evaluate(parsed, params, rung, res['cmd'])

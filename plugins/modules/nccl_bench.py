@@ -345,6 +345,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
+from ansible_collections.gpufleet.cluster.plugins.module_utils import _runner as runner
 from ansible_collections.gpufleet.cluster.plugins.module_utils import bench_common as bc
 from ansible_collections.gpufleet.cluster.plugins.module_utils.nccl_tests import parse, run_problems, summarize
 
@@ -457,17 +458,17 @@ def main():
 
     tool_name = os.path.basename(params['executable'])
     rung = '%s (%s)' % (params['rung'], tool_name)
-    exe = bc.find_executable(module, params['executable'])
+    exe = runner.find(module, params['executable'])
     launcher_exe = None
     if params['launcher'] != 'none':
-        launcher_exe = bc.find_executable(module, params['launcher_executable'] or params['launcher'])
+        launcher_exe = runner.find(module, params['launcher_executable'] or params['launcher'])
         if launcher_exe is None and not module.check_mode:
             module.fail_json(msg='%s: launcher %s not found' % (rung, params['launcher_executable'] or params['launcher']),
                              failures=['launcher not found'])
         launcher_exe = launcher_exe or params['launcher_executable'] or params['launcher']
         exe = exe or params['executable']
     argv = build_argv(params, exe or params['executable'], launcher_exe)
-    cmd = bc.cmdline(argv)
+    cmd = runner.cmdline(argv)
 
     if module.check_mode:
         module.exit_json(changed=False, skipped=True, cmd=cmd, failures=[],
@@ -477,13 +478,13 @@ def main():
                          cmd=cmd, failures=['executable not found'])
 
     env_update = dict(params['env']) if params['launcher'] != 'mpirun' else {}
-    res = bc.run(argv, timeout=params['timeout'], env_update=env_update)
+    res = runner.run(argv, timeout=params['timeout'], env_update=env_update)
     parsed = parse(res['stdout'])
     summary = summarize(parsed, check_size)
     who = subject(params, summary, parsed['ranks'])
 
     failures = []
-    rc_msg = bc.rc_failure(rung, who, res, params['timeout'])
+    rc_msg = runner.rc_failure(rung, who, res, params['timeout'])
     if rc_msg:
         failures.append(rc_msg)
     if not parsed['rows']:

@@ -207,6 +207,7 @@ stderr_lines:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
+from ansible_collections.gpufleet.cluster.plugins.module_utils import _runner as runner
 from ansible_collections.gpufleet.cluster.plugins.module_utils import bench_common as bc
 from ansible_collections.gpufleet.cluster.plugins.module_utils.p2p_bandwidth import (
     above,
@@ -399,23 +400,23 @@ def main():
     tool = params['tool']
     rung = '%s (%s)' % (params['rung'], tool)
     name = params['executable'] or tool
-    exe = bc.find_executable(module, name)
+    exe = runner.find(module, name)
     argv = [exe or name]
     if tool == 'nvbandwidth':
         for case in params['testcases']:
             argv += ['-t', case]
     argv += list(params['args'])
-    cmd = bc.cmdline(argv)
+    cmd = runner.cmdline(argv)
     if module.check_mode:
         module.exit_json(changed=False, skipped=True, cmd=cmd, tool=tool, failures=[],
                          msg='skipped: check mode, %s not run' % tool)
     if exe is None:
         module.fail_json(msg='%s: %s not found on PATH; cmd: %s' % (rung, name, cmd), cmd=cmd, tool=tool,
                          failures=['executable not found'])
-    res = bc.run(argv, timeout=params['timeout'])
+    res = runner.run(argv, timeout=params['timeout'])
     parsed = (parse_nvbandwidth if tool == 'nvbandwidth' else parse_p2p)(res['stdout'] + '\n' + res['stderr'])
     failures = []
-    rc_msg = bc.rc_failure(rung, tool, res, params['timeout'])
+    rc_msg = runner.rc_failure(rung, tool, res, params['timeout'])
     if rc_msg:
         failures.append(rc_msg)
     more, checked, worst = evaluate(parsed, params, rung, res['cmd'])

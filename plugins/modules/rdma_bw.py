@@ -305,6 +305,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
+from ansible_collections.gpufleet.cluster.plugins.module_utils import _runner as runner
 from ansible_collections.gpufleet.cluster.plugins.module_utils import bench_common as bc
 from ansible_collections.gpufleet.cluster.plugins.module_utils.perftest import parse, summarize
 
@@ -339,7 +340,7 @@ def run_loopback(server_argv, client_argv, params):
     """Server in the background, client against it; the server never outlives this call. A server that
     cannot be started at all (exec format error, bad interpreter) gives ``(None, OSError)``."""
     try:
-        server = bc.start(server_argv)
+        server = runner.start(server_argv)
     except OSError as exc:
         return None, exc
     try:
@@ -347,13 +348,13 @@ def run_loopback(server_argv, client_argv, params):
         while time.monotonic() < deadline and server.poll() is None:
             time.sleep(0.05)
         if server.poll() is not None:
-            rc, out, err, timed_out = bc.finish(server, 5)
-            client = dict(rc=None, stdout='', stderr='', timed_out=False, elapsed=0.0, cmd=bc.cmdline(client_argv),
+            rc, out, err, timed_out = runner.finish(server, 5)
+            client = dict(rc=None, stdout='', stderr='', timed_out=False, elapsed=0.0, cmd=runner.cmdline(client_argv),
                           not_run=True)
         else:
-            client = bc.run(client_argv, timeout=params['timeout'])
+            client = runner.run(client_argv, timeout=params['timeout'])
             # a server whose client is gone finishes within seconds; do not wait the full timeout
-            rc, out, err, timed_out = bc.finish(server, min(params['timeout'], 15))
+            rc, out, err, timed_out = runner.finish(server, min(params['timeout'], 15))
     finally:
         if server.poll() is None:
             try:
@@ -361,7 +362,7 @@ def run_loopback(server_argv, client_argv, params):
             except OSError:
                 pass
             server.wait()
-    server_res = dict(rc=rc, stdout=out, stderr=err, timed_out=timed_out, cmd=bc.cmdline(server_argv))
+    server_res = dict(rc=rc, stdout=out, stderr=err, timed_out=timed_out, cmd=runner.cmdline(server_argv))
     return server_res, client
 
 
@@ -418,12 +419,12 @@ def main():
     tool = os.path.basename(params['executable'])
     latency = tool.endswith('_lat')
     rung = '%s (%s)' % (params['rung'], tool)
-    exe = bc.find_executable(module, params['executable'])
+    exe = runner.find(module, params['executable'])
     common = [exe or params['executable']] + common_args(params, latency)
     server_host = params['server'] or '127.0.0.1'
     client_argv = common + [server_host]
     main_argv = common if role == 'server' else client_argv
-    cmd = bc.cmdline(main_argv)
+    cmd = runner.cmdline(main_argv)
     if module.check_mode:
         module.exit_json(changed=False, skipped=True, cmd=cmd, role=role, failures=[],
                          msg='skipped: check mode, %s not run' % tool)
@@ -437,14 +438,14 @@ def main():
         srv, res = run_loopback(common, client_argv, params)
         if srv is None:
             module.fail_json(msg='%s: executable %s could not be started (%s); executable must be a perftest program '
-                                 'this host can run; cmd: %s' % (rung, exe, res.strerror or res, bc.cmdline(common)),
-                             cmd=bc.cmdline(common), role=role, failures=['executable could not be started'])
+                                 'this host can run; cmd: %s' % (rung, exe, res.strerror or res, runner.cmdline(common)),
+                             cmd=runner.cmdline(common), role=role, failures=['executable could not be started'])
         sparsed = parse(srv['stdout'] + '\n' + srv['stderr'])
         server_info = dict(cmd=srv['cmd'], rc=srv['rc'], timed_out=srv['timed_out'], rows=sparsed['rows'],
                            problems=sparsed['problems'], stdout_lines=bc.tail(srv['stdout']),
                            stderr_lines=bc.tail(srv['stderr']))
     else:
-        res = bc.run(main_argv, timeout=params['timeout'])
+        res = runner.run(main_argv, timeout=params['timeout'])
     parsed = parse(res['stdout'] + '\n' + res['stderr'])
     device = parsed['settings'].get('device') or params['device'] or 'default HCA'
     who = 'HCA %s port %d (%s%s)' % (device, params['ib_port'], parsed['settings'].get('link_type') or 'link ?',
@@ -455,7 +456,7 @@ def main():
                            (server_info['problems'] or server_info['stderr_lines'] or server_info['stdout_lines']
                             or ['no output'])[-1], server_info['cmd']))
     else:
-        rc_msg = bc.rc_failure(rung, who, res, params['timeout'])
+        rc_msg = runner.rc_failure(rung, who, res, params['timeout'])
         if rc_msg:
             failures.append(rc_msg)
     if server_info is not None and not res.get('not_run') and (server_info['timed_out'] or server_info['rc'] != 0):
