@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters for playbooks/rollout.yml (logic: plugins/module_utils/rollout.py)."""
+"""Filters for playbooks/rollout.yml (logic: plugins/plugin_utils/_rollout.py)."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.cluster.plugins.module_utils.rollout import PlanError, cap_blockers, done_hosts, plan_batches
+from ansible_collections.gpufleet.cluster.plugins.plugin_utils._rollout import PlanError, cap_blockers, done_hosts, plan_batches
 
 
 def rollout_batches(hosts, serial, partitions=None, cap=None):

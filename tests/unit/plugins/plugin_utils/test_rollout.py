@@ -9,7 +9,7 @@ __metaclass__ = type
 
 import pytest
 
-from ansible_collections.gpufleet.cluster.plugins.module_utils.rollout import (
+from ansible_collections.gpufleet.cluster.plugins.plugin_utils._rollout import (
     cap_blockers,
     PlanError,
     batch_size,

@@ -1,7 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Rollout planning (playbooks/rollout.yml): batches that respect ``serial`` and a cap on the nodes of one
+"""Private to this collection (controller side).
+
+Rollout planning (playbooks/rollout.yml): batches that respect ``serial`` and a cap on the nodes of one
 Slurm partition out of service at once, and the journal's per-node verdicts. Pure functions."""
 
 from __future__ import absolute_import, division, print_function
