@@ -209,128 +209,10 @@ ansible_facts:
           elements: str
 '''
 
-import os
-import re
-import shlex
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
-
-from ansible_collections.gpufleet.cluster.plugins.module_utils.fabricmanager import parse_log, parse_version
-from ansible_collections.gpufleet.cluster.plugins.module_utils.mlx_fw import parse_flint_query, parse_mlxup_query
-from ansible_collections.gpufleet.cluster.plugins.module_utils.ofed_info import parse_ofed_info_short
-from ansible_collections.gpufleet.cluster.plugins.module_utils.sysfs_ib import collect, read_text
-
-LOG_TAIL_BYTES = 1024 * 1024
-HCA_KEYS = ('fw_ver', 'board_id', 'hca_type', 'pci_address', 'sys_image_guid', 'node_guid', 'driver')
-
-
-class Runner(object):
-    def __init__(self, module):
-        self.module = module
-        self.errors = []
-        self.tools = {}
-
-    def find(self, name, path):
-        if not path:
-            self.tools[name] = None
-            return None
-        if os.sep in path:
-            found = path if os.path.isfile(path) and os.access(path, os.X_OK) else None
-        else:
-            found = self.module.get_bin_path(path, required=False)
-        self.tools[name] = found
-        return found
-
-    def run(self, argv, ok_rcs=(0,)):
-        # bytes that are not UTF-8 (a garbled tool) become U+FFFD instead of lone surrogates in the facts
-        try:
-            rc, out, err = self.module.run_command(argv, environ_update={'LC_ALL': 'C'}, errors='replace',
-                                                   handle_exceptions=False)
-        except OSError as exc:  # found and executable, but the OS cannot start it
-            rc, out, err = 127, '', 'cannot be started: %s' % (exc.strerror or exc)
-        if rc not in ok_rcs:
-            detail = (err.strip() or out.strip() or 'no output').splitlines()[-1]
-            msg = '%s failed (rc=%d) - %s' % (' '.join(shlex.quote(a) for a in argv), rc, detail)
-            self.errors.append(msg)
-            self.module.warn(msg)
-            return None
-        return out
-
-
-def hca_facts(runner, devices, flash_tool):
-    hca = {}
-    flashed = {}
-    for name in sorted(devices):
-        dev = devices[name]
-        entry = dict((k, dev[k]) for k in HCA_KEYS if k in dev)
-        hca[name] = entry
-        pci = dev.get('pci_address')
-        if not flash_tool or not pci or dev.get('virtual_function'):
-            continue
-        if not (name.startswith('mlx') or (dev.get('driver') or '').startswith('mlx')):
-            continue
-        card = dev.get('sys_image_guid') or pci
-        if card not in flashed:
-            out = runner.run([flash_tool, '-d', pci, 'q'])
-            flashed[card] = parse_flint_query(out) if out is not None else None
-        entry['flash_tool'] = '%s -d %s q' % (flash_tool, pci)
-        if flashed[card] is not None:
-            entry['flash'] = flashed[card]
-    return hca
-
-
-def fabricmanager_facts(runner, params):
-    facts = {'version': None, 'service_state': None, 'log': None}
-    exe = runner.find('nv-fabricmanager', params['fabricmanager_path'])
-    if exe:
-        out = runner.run([exe, '--version'])
-        if out is not None:
-            facts['version'] = parse_version(out)
-    if params['fabricmanager_service']:
-        systemctl = runner.find('systemctl', 'systemctl')
-        if systemctl:
-            # is-active: rc 0 active, 3 inactive/failed/unknown unit; stdout says which
-            rc, out, dummy = runner.module.run_command([systemctl, 'is-active', params['fabricmanager_service']],
-                                                       environ_update={'LC_ALL': 'C'}, errors='replace')
-            state = out.strip().splitlines()
-            facts['service_state'] = state[0] if state else None
-    log = params['fabricmanager_log']
-    if log and os.path.isfile(log):
-        try:
-            with open(log, 'rb') as f:
-                f.seek(0, os.SEEK_END)
-                size = f.tell()
-                f.seek(max(0, size - LOG_TAIL_BYTES))
-                data = f.read().decode('utf-8', 'replace')
-            facts['log'] = parse_log(data)
-        except (IOError, OSError) as exc:
-            runner.module.warn('cannot read %s: %s' % (log, exc))
-    return facts
-
-
-def refuse_bad_input(module, p):
-    """Fail naming the option before anything runs."""
-    errors = ac.nul_errors(p)
-    if not errors:
-        errors += ac.root_dir_errors('sysfs_root', p['sysfs_root'])
-        for opt in ('mstflint_path', 'flint_path', 'mlxup_path', 'ofed_info_path', 'fabricmanager_path'):
-            if p[opt]:
-                errors += ac.executable_errors(opt, p[opt])
-        for i, name in enumerate(p['kernel_modules']):
-            if not re.match(r'^[A-Za-z0-9_-]+$', name or ''):
-                errors.append('kernel_modules[%d] must be a kernel module name (letters, digits, "_" and "-"), got %r'
-                              % (i, name))
-        service = p['fabricmanager_service']
-        if service and (service.startswith('-') or not re.match(r'^[A-Za-z0-9@._:\\-]+$', service)):
-            errors.append('fabricmanager_service must be a systemd unit name (or an empty string to skip), got %r'
-                          % p['fabricmanager_service'])
-        log = p['fabricmanager_log']
-        if log and os.path.lexists(log) and not os.path.isfile(log):
-            errors.append('fabricmanager_log %s is %s; fabricmanager_log must be a log file (or an empty string to skip)'
-                          % (log, 'a directory' if os.path.isdir(log) else 'not a regular file'))
-    ac.refuse(module, errors)
+from ansible_collections.gpufleet.cluster.plugins.module_utils import fw_facts
 
 
 def main():
@@ -351,44 +233,10 @@ def main():
         ),
         supports_check_mode=True,
     )
-    p = module.params
-    refuse_bad_input(module, p)
-    runner = Runner(module)
-    root = p['sysfs_root']
-
-    flash_tool = None
-    if p['query_flash']:
-        flash_tool = runner.find('mstflint', p['mstflint_path']) or runner.find('flint', p['flint_path'])
-    facts = {'hca': hca_facts(runner, collect(root), flash_tool)}
-
-    facts['ofed'] = None
-    ofed = runner.find('ofed_info', p['ofed_info_path'])
-    if ofed:
-        out = runner.run([ofed, '-s'])
-        if out is not None:
-            facts['ofed'] = parse_ofed_info_short(out)
-
-    modules = {}
-    for name in p['kernel_modules']:
-        version = read_text(os.path.join(root, 'sys', 'module', name, 'version'))
-        if version:
-            modules[name] = version
-    facts['kernel_modules'] = modules
-
-    facts['fabricmanager'] = fabricmanager_facts(runner, p)
-
-    facts['mlxup'] = None
-    if p['mlxup_path']:
-        mlxup = runner.find('mlxup', p['mlxup_path'])
-        if mlxup:
-            out = runner.run([mlxup, '--query'])
-            if out is not None:
-                facts['mlxup'] = parse_mlxup_query(out)
-
-    facts['tools'] = runner.tools
-    facts['errors'] = runner.errors
-    if runner.errors and p['fail_on_error']:
-        module.fail_json(msg='; '.join(runner.errors), ansible_facts=dict(firmware=facts))
+    ac.refuse(module, fw_facts.input_errors(module.params))
+    facts = fw_facts.gather(module, module.params)
+    if facts['errors'] and module.params['fail_on_error']:
+        module.fail_json(msg='; '.join(facts['errors']), ansible_facts=dict(firmware=facts))
     module.exit_json(changed=False, ansible_facts=dict(firmware=facts))
 
 

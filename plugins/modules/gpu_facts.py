@@ -332,58 +332,10 @@ ansible_facts:
             nic_names: {}
 '''
 
-import os
-import re
-import shlex
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
-from ansible_collections.gpufleet.cluster.plugins.module_utils.nvidia_smi import (
-    NvidiaSmiNoDevices,
-    NvidiaSmiParseError,
-    gpu_topology,
-    parse_query_xml,
-    parse_topo_matrix,
-)
-
-NOT_FOUND_MSG = 'skipped: no GPU (nvidia-smi not found)'
-_NO_DEVICES_RE = re.compile(r'^\s*No devices were found\s*$', re.IGNORECASE | re.MULTILINE)
-
-
-def _cmdline(argv):
-    return ' '.join(shlex.quote(a) for a in argv)
-
-
-def _find(module, executable):
-    if os.sep in executable:
-        if os.path.isfile(executable) and os.access(executable, os.X_OK):
-            return executable
-        return None
-    return module.get_bin_path(executable, required=False)
-
-
-def _run(module, argv):
-    """(rc, stdout, stderr, bad_byte): stdout decoded as UTF-8 (nvidia-smi prints ASCII/UTF-8), or ''
-    with the offset of the first byte that is not UTF-8 in bad_byte; stderr decoded leniently."""
-    try:
-        rc, out, err = module.run_command(argv, environ_update={'LC_ALL': 'C'}, encoding=None, handle_exceptions=False)
-    except OSError as exc:  # exists and is executable, but the OS cannot start it (no #!, wrong architecture)
-        module.fail_json(msg='%s could not be started: %s; executable must be nvidia-smi'
-                             % (_cmdline(argv), exc.strerror or exc), cmd=_cmdline(argv))
-    err = err.decode('utf-8', 'replace')
-    try:
-        return rc, out.decode('utf-8'), err, None
-    except UnicodeDecodeError as exc:
-        return rc, '', err, exc.start
-
-
-def _fail_no_devices(module, argv, rc, out, err):
-    """nvidia-smi ran (the driver answered) but sees no GPU: a fault of the host, not unreadable output."""
-    module.fail_json(msg='%s: nvidia-smi found no GPU ("No devices were found", rc=%d): the NVIDIA driver answers but '
-                         'no GPU is visible - a GPU fallen off the bus (see dmesg for Xid 79), a GPU not passed '
-                         'through, or one bound to another driver' % (_cmdline(argv), rc),
-                     reason='no_devices', cmd=_cmdline(argv), rc=rc, stdout=out, stderr=err)
+from ansible_collections.gpufleet.cluster.plugins.module_utils import gpu_facts
 
 
 def main():
@@ -394,50 +346,9 @@ def main():
         ),
         supports_check_mode=True,
     )
-    ac.refuse(module, ac.nul_errors(module.params)
-              or ac.executable_errors('executable', module.params['executable']))
-    exe = _find(module, module.params['executable'])
-    if exe is None:
-        facts = dict(executable=None, driver_version=None, cuda_version=None, attached_gpus=0,
-                     count=0, gpus=[], topology={})
-        module.exit_json(changed=False, msg=NOT_FOUND_MSG, ansible_facts=dict(nvidia_gpu=facts))
-
-    argv = [exe, '-q', '-x']
-    rc, out, err, bad_byte = _run(module, argv)
-    if bad_byte is not None:
-        module.fail_json(msg='%s printed output that is not UTF-8 text (byte %d, rc=%d); executable must be nvidia-smi, '
-                             'whose -q -x output is UTF-8 XML' % (_cmdline(argv), bad_byte, rc),
-                         cmd=_cmdline(argv), rc=rc, stderr=err)
-    if rc != 0 and _NO_DEVICES_RE.search(out + '\n' + err):
-        _fail_no_devices(module, argv, rc, out, err)
-    if rc != 0:
-        detail = (err.strip() or out.strip() or 'no output')
-        module.fail_json(msg='%s failed (rc=%d): %s' % (_cmdline(argv), rc, detail),
-                         cmd=_cmdline(argv), rc=rc, stdout=out, stderr=err)
-    try:
-        facts = parse_query_xml(out)
-    except NvidiaSmiNoDevices:
-        _fail_no_devices(module, argv, rc, out, err)
-    except NvidiaSmiParseError as exc:
-        module.fail_json(msg='%s: %s' % (_cmdline(argv), exc), cmd=_cmdline(argv), rc=rc, stdout=out, stderr=err)
-    facts['executable'] = exe
-
-    topo = {}
-    if module.params['topology'] and facts['count']:
-        targv = [exe, 'topo', '-m']
-        trc, tout, terr, tbad = _run(module, targv)
-        if tbad is not None:
-            module.warn('%s printed output that is not UTF-8 text (byte %d); topology left empty' % (_cmdline(targv), tbad))
-        elif trc != 0:
-            module.warn('%s failed (rc=%d): %s; topology left empty'
-                        % (_cmdline(targv), trc, terr.strip() or tout.strip() or 'no output'))
-        else:
-            topo = parse_topo_matrix(tout)
-    facts['topology'] = topo
-    for gpu in facts['gpus']:
-        gpu['topology'] = gpu_topology(topo, gpu['index'])
-
-    module.exit_json(changed=False, ansible_facts=dict(nvidia_gpu=facts))
+    p = module.params
+    ac.refuse(module, ac.nul_errors(p) or ac.executable_errors('executable', p['executable']))
+    module.exit_json(**gpu_facts.gather(module, p['executable'], p['topology']))
 
 
 if __name__ == '__main__':
