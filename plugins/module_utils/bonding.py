@@ -18,6 +18,8 @@ __metaclass__ = type
 import os
 import re
 
+from ansible_collections.gpufleet.cluster.plugins.module_utils import _sysfs
+
 MODES = (
     ("round-robin", "balance-rr"),
     ("active-backup", "active-backup"),
@@ -231,11 +233,7 @@ def read_all(proc_root):
     raises BondingReadError naming it and the first bad byte (the kernel writes ASCII there)."""
     base = os.path.join(proc_root, "proc", "net", "bonding")
     out = {}
-    try:
-        names = sorted(os.listdir(base))
-    except OSError:
-        return out
-    for name in names:
+    for name in _sysfs.listdir(base):
         path = os.path.join(base, name)
         try:
             with open(path, "rb") as handle:

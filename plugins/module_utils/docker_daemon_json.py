@@ -3,7 +3,9 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Docker's ``daemon.json``: parse, merge the managed keys, compare, render, and the checks around it.
 
-Pure functions (no Ansible imports), shared by the ``docker_daemon_json`` module and its unit tests.
+Pure functions (no Ansible imports), shared by the ``docker_daemon_json`` module and its unit tests, and at
+the end the module's engine (``run(module)``: read, merge, check, validate with ``dockerd --validate`` through
+_runner, write atomically), which needs only the AnsibleModule passed in.
 
 Merge rules (``merge``):
 
@@ -31,6 +33,10 @@ __metaclass__ = type
 import json
 import os
 import re
+import tempfile
+
+from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
+from ansible_collections.gpufleet.cluster.plugins.module_utils import _runner as runner
 
 DEFAULT_PATH = "/etc/docker/daemon.json"
 # daemon.json nests a few levels (runtimes.nvidia.runtimeArgs); far deeper input is a mistake and would
@@ -343,3 +349,156 @@ def validate_outcome(rc, stdout, stderr):
     if re.search(r"unknown (flag|shorthand flag).*validate|flag provided but not defined: -+validate", text):
         return "unsupported", text
     return "invalid", text
+
+
+# ---------------------------------------------------------------- the module's engine
+DOCKERD_DIRS = ("/usr/sbin", "/usr/bin", "/usr/local/bin")
+
+
+def _encode(text):
+    """Bytes written for ``text`` (UTF-8; surrogate escapes back to their bytes, as Ansible's to_bytes)."""
+    return text.encode("utf-8", "surrogateescape")
+
+
+def read_current(path):
+    """(text or None when absent, data) of the file at ``path``."""
+    if not os.path.exists(path):
+        return None, {}
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DaemonJsonError("%s is not UTF-8 text (byte %d)" % (path, exc.start))
+    return text, parse(text, path)
+
+
+def find_dockerd(module):
+    """dockerd_path (fails when it is not an executable file), else ``dockerd`` from PATH and DOCKERD_DIRS, else None."""
+    wanted = module.params["dockerd_path"]
+    if wanted:
+        # dockerd_path is a path: a bare name is a file in the working directory, never a PATH lookup
+        if not runner.find(module, wanted if os.sep in wanted else os.path.join(os.curdir, wanted)):
+            module.fail_json(msg="dockerd_path %s is not an executable file" % wanted)
+        return wanted
+    return runner.find(module, "dockerd", DOCKERD_DIRS)
+
+
+def validate(module, text):
+    """True when dockerd accepted ``text``; False when skipped (warned); fails on a rejection."""
+    dockerd = find_dockerd(module)
+    if not dockerd:
+        module.warn("daemon.json not validated: no dockerd found (set dockerd_path, or validate=false)")
+        return False
+    fd, tmp = tempfile.mkstemp(prefix="daemon.", suffix=".json", dir=module.tmpdir)
+    with os.fdopen(fd, "wb") as f:
+        f.write(_encode(text))
+    argv = validate_argv(dockerd, tmp)
+    # dockerd's own directory first on PATH, so it finds its docker-proxy
+    res = runner.run(argv, env_update={"PATH": os.path.dirname(dockerd) + os.pathsep + os.environ.get("PATH", "")})
+    if res["start_error"]:  # exists and is executable, but the OS cannot start it
+        module.fail_json(msg="dockerd_path %s could not be started: %s (file untouched)" % (dockerd, res["start_error"]),
+                         cmd=" ".join(argv))
+    outcome, message = validate_outcome(res["rc"], res["stdout"], res["stderr"])
+    if outcome == "unsupported":
+        module.warn("daemon.json not validated: %s has no --validate (Docker >= 23.0 has it)" % dockerd)
+        return False
+    if outcome == "invalid":
+        module.fail_json(msg="dockerd rejects the resulting %s (file untouched): %s"
+                         % (module.params["path"], message.replace(tmp, "<result>")),
+                         cmd=" ".join(argv), rc=res["rc"], stdout=res["stdout"], stderr=res["stderr"])
+    return True
+
+
+def write(module, path, text):
+    """Temp file in the same directory, then atomic_move (keeps the old file's mode, owner, context).
+    ``path`` is the resolved target (never a symlink, see target_path)."""
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        os.makedirs(directory, 0o755)
+    fd, tmp = tempfile.mkstemp(prefix=".daemon.json.", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(_encode(text))
+            f.flush()
+            os.fsync(f.fileno())
+        module.atomic_move(tmp, path, unsafe_writes=False)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _fail(module, result, msg):
+    """Fail with everything computed so far; nothing was written, so changed is false."""
+    out = dict(result)
+    out.update(changed=False, msg=msg)
+    module.fail_json(**out)
+
+
+def refuse_bad_input(module, p):
+    """Fail naming the option before anything is read."""
+    errors = ac.nul_errors(p)
+    if not errors:
+        errors += ac.root_dir_errors("systemd_root", p["systemd_root"])
+        if p["dockerd_path"] is not None:
+            errors += ac.executable_errors("dockerd_path", p["dockerd_path"] or "")
+    ac.refuse(module, errors)
+
+
+def plan(module):
+    """(real path, config, before text, before, after) for ``module.params``; fails on bad input or an
+    unreadable file."""
+    p = module.params
+    try:
+        real_path = target_path(p["path"])
+        config = p["config"]
+        if isinstance(config, str):
+            config = parse(config, "config")
+        elif not isinstance(config, dict):
+            raise DaemonJsonError("config must be a dict or JSON object text, not %s" % type(config).__name__)
+        ac.refuse(module, ac.nul_errors({"config": config}))
+        if p["state"] == "present":
+            check_config(config)
+        before_text, before = read_current(real_path)
+        after = merge(before, config, p["state"])
+    except DaemonJsonError as exc:
+        module.fail_json(msg=str(exc))
+    except (IOError, OSError) as exc:
+        module.fail_json(msg="cannot read %s: %s" % (p["path"], exc))
+    return real_path, config, before_text, before, after
+
+
+def run(module):
+    """Compute the merged file, check it (docker.service -H, dockerd --validate) and write it when it changed
+    and not in check mode. Returns the result for exit_json; fails (fail_json) with nothing written."""
+    p = module.params
+    path = p["path"]
+    refuse_bad_input(module, p)
+    real_path, config, before_text, before, after = plan(module)
+    changed = not same(before, after)
+    # A file that does not exist and stays empty is not created.
+    after_text = render(after) if changed else (before_text or "")
+    result = dict(changed=changed, config=after, changed_keys=changed_keys(before, after),
+                  restart_required=changed, validated=False)
+    if changed or module._diff:
+        result["diff"] = dict(before=before_text or "", after=after_text,
+                              before_header=path, after_header=path)
+
+    if changed or "hosts" in config:
+        try:
+            clash = hosts_clash(after, unit_fragments(p["systemd_root"]))
+        except DaemonJsonError as exc:
+            _fail(module, result, "%s (file untouched)" % exc)
+        if clash:
+            _fail(module, result, "%s (file untouched): %s" % (path, clash))
+    if changed:
+        if p["validate"]:
+            result["validated"] = validate(module, after_text)
+        if not module.check_mode:
+            if p["backup"] and before_text is not None:
+                result["backup_file"] = module.backup_local(real_path)
+            try:
+                write(module, real_path, after_text)
+            except (IOError, OSError) as exc:
+                _fail(module, result, "cannot write %s: %s" % (path, exc))
+    return result

@@ -27,6 +27,8 @@ import re
 import socket
 import struct
 
+from ansible_collections.gpufleet.cluster.plugins.module_utils import _sysfs
+
 # A key line of authorized_keys: optional options, then type, base64 blob, optional comment.
 _KEY_TYPE_RE = re.compile(r'^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-nistp(256|384|521)|sk-(ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)'
                           r'(-cert-v01@openssh\.com)?$')
@@ -197,10 +199,8 @@ def tcp_sockets(proc_root):
 
 
 def _ppid(proc_root, pid):
-    try:
-        with open(os.path.join(proc_root, str(pid), 'stat'), 'rb') as handle:
-            stat = handle.read().decode('utf-8', 'replace')
-    except OSError:
+    stat = _sysfs.read_text(os.path.join(proc_root, str(pid), 'stat'))
+    if stat is None:
         return None
     # comm may hold spaces and parentheses: the fields after the last ')' are fixed.
     rest = stat.rsplit(')', 1)[-1].split()
@@ -211,21 +211,14 @@ def _ppid(proc_root, pid):
 
 
 def _comm(proc_root, pid):
-    try:
-        with open(os.path.join(proc_root, str(pid), 'comm'), 'rb') as handle:
-            return handle.read().decode('utf-8', 'replace').strip()
-    except OSError:
-        return ''
+    return _sysfs.read_text(os.path.join(proc_root, str(pid), 'comm')) or ''
 
 
 def _socket_inodes(proc_root, pid):
     fd_dir = os.path.join(proc_root, str(pid), 'fd')
-    try:
-        names = os.listdir(fd_dir)
-    except OSError:
-        return []
     out = []
-    for name in names:
+    # in descriptor order, as the kernel lists /proc/PID/fd (the client's socket before any forwarded one)
+    for name in sorted(_sysfs.listdir(fd_dir), key=lambda n: (len(n), n)):
         try:
             target = os.readlink(os.path.join(fd_dir, name))
         except OSError:

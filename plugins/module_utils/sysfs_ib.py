@@ -5,7 +5,7 @@
 
 Pure standard-library code: importable and testable without Ansible.  Every reader
 tolerates missing or unreadable files by leaving the key out; nothing here raises
-on odd sysfs content.
+on odd sysfs content (kernel files are read through module_utils/_sysfs.py).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -15,6 +15,8 @@ __metaclass__ = type
 import json
 import os
 import re
+
+from ansible_collections.gpufleet.cluster.plugins.module_utils import _sysfs
 
 IB_CLASS_DIR = os.path.join('sys', 'class', 'infiniband')
 
@@ -29,17 +31,8 @@ _PCI_RE = re.compile(r'^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$')
 
 
 def read_text(path):
-    """Return the stripped content of a sysfs file, or None if missing/unreadable."""
-    try:
-        with open(path, 'rb') as f:
-            data = f.read()
-    except (IOError, OSError):
-        return None
-    try:
-        text = data.decode('utf-8')
-    except UnicodeDecodeError:
-        text = data.decode('latin-1')
-    return text.strip()
+    """Return the stripped content of a sysfs file ('' when empty), or None if missing/unreadable."""
+    return _sysfs.read_text(path)
 
 
 def to_number(text):
@@ -94,22 +87,11 @@ def parse_rate(text):
 def read_counters(path):
     """Read every integer counter file in ``path`` into a dict (non-integers skipped)."""
     counters = {}
-    try:
-        names = sorted(os.listdir(path))
-    except (IOError, OSError):
-        return counters
-    for name in names:
+    for name in _sysfs.listdir(path):
         value = parse_int(read_text(os.path.join(path, name)))
         if value is not None:
             counters[name] = value
     return counters
-
-
-def _listdir(path):
-    try:
-        return sorted(os.listdir(path))
-    except (IOError, OSError):
-        return []
 
 
 def _port_sort_key(name):
@@ -123,7 +105,7 @@ def netdevs_by_port(device_dir):
     """
     result = {}
     net_dir = os.path.join(device_dir, 'device', 'net')
-    for ndev in _listdir(net_dir):
+    for ndev in _sysfs.listdir(net_dir):
         ndev_dir = os.path.join(net_dir, ndev)
         dev_port = parse_int(read_text(os.path.join(ndev_dir, 'dev_port')))
         dev_id = parse_int(read_text(os.path.join(ndev_dir, 'dev_id')), 16)
@@ -137,7 +119,7 @@ def gid_netdevs(port_dir):
     """Net devices named in ``ports/N/gid_attrs/ndevs/*`` (RoCE), unique, in GID order."""
     names = []
     ndevs_dir = os.path.join(port_dir, 'gid_attrs', 'ndevs')
-    for entry in sorted(_listdir(ndevs_dir), key=_port_sort_key):
+    for entry in sorted(_sysfs.listdir(ndevs_dir), key=_port_sort_key):
         name = read_text(os.path.join(ndevs_dir, entry))
         if name and name not in names:
             names.append(name)
@@ -208,7 +190,7 @@ def device_facts(device_dir):
     by_port = netdevs_by_port(device_dir)
     ports = {}
     ports_dir = os.path.join(device_dir, 'ports')
-    for name in sorted(_listdir(ports_dir), key=_port_sort_key):
+    for name in sorted(_sysfs.listdir(ports_dir), key=_port_sort_key):
         port_dir = os.path.join(ports_dir, name)
         if not os.path.isdir(port_dir):
             continue
@@ -234,7 +216,7 @@ def collect(sysfs_root='/'):
     """
     base = class_dir(sysfs_root)
     devices = {}
-    for name in _listdir(base):
+    for name in _sysfs.listdir(base):
         path = os.path.join(base, name)
         if os.path.isdir(path):
             devices[name] = device_facts(path)

@@ -15,6 +15,8 @@ __metaclass__ = type
 import os
 import re
 
+from ansible_collections.gpufleet.cluster.plugins.module_utils import _sysfs
+
 VENDORS = {
     "0x10de": "nvidia",
     "0x15b3": "mellanox",
@@ -37,16 +39,7 @@ GT_TO_GEN = {"2.5": 1, "5": 2, "8": 3, "16": 4, "32": 5, "64": 6}
 def _read(path):
     """Stripped text of a sysfs file; None when missing, unreadable (EIO/EINVAL on some attributes)
     or empty. Bytes that are not UTF-8 are kept as latin-1 rather than raising."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except (IOError, OSError):
-        return None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = data.decode("latin-1")
-    return text.strip() or None
+    return _sysfs.read_text(path, empty=None)
 
 
 def link_gen(speed):
@@ -133,10 +126,7 @@ def read_pci(sysfs_root="/", vendors=tuple(VENDORS)):
     """
     base = os.path.join(sysfs_root, "sys", "bus", "pci", "devices")
     devices = {}
-    try:
-        names = sorted(os.listdir(base))
-    except (IOError, OSError):
-        names = []
+    names = _sysfs.listdir(base)
     wanted = set(v.lower() for v in vendors) if vendors else None
     for name in names:
         dev = read_device(os.path.join(base, name))

@@ -175,101 +175,8 @@ diff:
       type: str
 """
 
-import os
-import tempfile
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_bytes, to_native
-from ansible_collections.gpufleet.cluster.plugins.module_utils.docker_daemon_json import (
-    DaemonJsonError,
-    changed_keys,
-    check_config,
-    hosts_clash,
-    merge,
-    parse,
-    render,
-    same,
-    unit_fragments,
-    target_path,
-    validate_argv,
-    validate_outcome,
-)
-from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
-
-
-def read_file(path):
-    """(text or None when absent, data)."""
-    if not os.path.exists(path):
-        return None, {}
-    with open(path, "rb") as f:
-        raw = f.read()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DaemonJsonError("%s is not UTF-8 text (byte %d)" % (path, exc.start))
-    return text, parse(text, path)
-
-
-def find_dockerd(module):
-    wanted = module.params["dockerd_path"]
-    if wanted:
-        if not (os.path.isfile(wanted) and os.access(wanted, os.X_OK)):
-            module.fail_json(msg="dockerd_path %s is not an executable file" % wanted)
-        return wanted
-    return module.get_bin_path("dockerd", opt_dirs=["/usr/sbin", "/usr/bin", "/usr/local/bin"])
-
-
-def validate(module, text):
-    """True when dockerd accepted ``text``; False when skipped (warned); fails on a rejection."""
-    dockerd = find_dockerd(module)
-    if not dockerd:
-        module.warn("daemon.json not validated: no dockerd found (set dockerd_path, or validate=false)")
-        return False
-    fd, tmp = tempfile.mkstemp(prefix="daemon.", suffix=".json", dir=module.tmpdir)
-    with os.fdopen(fd, "wb") as f:
-        f.write(to_bytes(text))
-    argv = validate_argv(dockerd, tmp)
-    path_env = os.path.dirname(dockerd) + os.pathsep + os.environ.get("PATH", "")
-    try:
-        rc, out, err = module.run_command(argv, environ_update={"LC_ALL": "C", "PATH": path_env}, errors="replace",
-                                          handle_exceptions=False)
-    except OSError as exc:  # exists and is executable, but the OS cannot start it
-        module.fail_json(msg="dockerd_path %s could not be started: %s (file untouched)" % (dockerd, exc.strerror or exc),
-                         cmd=" ".join(argv))
-    outcome, message = validate_outcome(rc, out, err)
-    if outcome == "unsupported":
-        module.warn("daemon.json not validated: %s has no --validate (Docker >= 23.0 has it)" % dockerd)
-        return False
-    if outcome == "invalid":
-        module.fail_json(msg="dockerd rejects the resulting %s (file untouched): %s"
-                         % (module.params["path"], message.replace(tmp, "<result>")),
-                         cmd=" ".join(argv), rc=rc, stdout=out, stderr=err)
-    return True
-
-
-def write(module, path, text):
-    """Temp file in the same directory, then atomic_move (keeps the old file's mode, owner, context).
-    ``path`` is the resolved target (never a symlink, see target_path)."""
-    directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        os.makedirs(directory, 0o755)
-    fd, tmp = tempfile.mkstemp(prefix=".daemon.json.", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(to_bytes(text))
-            f.flush()
-            os.fsync(f.fileno())
-        module.atomic_move(tmp, path, unsafe_writes=False)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def fail(module, result, msg):
-    """Fail with everything computed so far; nothing was written, so changed is false."""
-    out = dict(result)
-    out.update(changed=False, msg=msg)
-    module.fail_json(**out)
+from ansible_collections.gpufleet.cluster.plugins.module_utils import docker_daemon_json as engine
 
 
 def main():
@@ -285,58 +192,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    p = module.params
-    path, state = p["path"], p["state"]
-    errors = ac.nul_errors(p)
-    if not errors:
-        errors += ac.root_dir_errors("systemd_root", p["systemd_root"])
-        if p["dockerd_path"] is not None:
-            errors += ac.executable_errors("dockerd_path", p["dockerd_path"] or "")
-    ac.refuse(module, errors)
-    try:
-        real_path = target_path(path)
-        config = p["config"]
-        if isinstance(config, str):
-            config = parse(config, "config")
-        elif not isinstance(config, dict):
-            raise DaemonJsonError("config must be a dict or JSON object text, not %s" % type(config).__name__)
-        ac.refuse(module, ac.nul_errors({"config": config}))
-        if state == "present":
-            check_config(config)
-        before_text, before = read_file(real_path)
-        after = merge(before, config, state)
-    except DaemonJsonError as exc:
-        module.fail_json(msg=to_native(exc))
-    except (IOError, OSError) as exc:
-        module.fail_json(msg="cannot read %s: %s" % (path, to_native(exc)))
-
-    changed = not same(before, after)
-    # A file that does not exist and stays empty is not created.
-    after_text = render(after) if changed else (before_text or "")
-    result = dict(changed=changed, config=after, changed_keys=changed_keys(before, after),
-                  restart_required=changed, validated=False)
-    if changed or module._diff:
-        result["diff"] = dict(before=before_text or "", after=after_text,
-                              before_header=path, after_header=path)
-
-    if changed or "hosts" in config:
-        try:
-            clash = hosts_clash(after, unit_fragments(p["systemd_root"]))
-        except DaemonJsonError as exc:
-            fail(module, result, "%s (file untouched)" % to_native(exc))
-        if clash:
-            fail(module, result, "%s (file untouched): %s" % (path, clash))
-    if changed:
-        if p["validate"]:
-            result["validated"] = validate(module, after_text)
-        if not module.check_mode:
-            if p["backup"] and before_text is not None:
-                result["backup_file"] = module.backup_local(real_path)
-            try:
-                write(module, real_path, after_text)
-            except (IOError, OSError) as exc:
-                fail(module, result, "cannot write %s: %s" % (path, to_native(exc)))
-    module.exit_json(**result)
+    module.exit_json(**engine.run(module))
 
 
 if __name__ == "__main__":

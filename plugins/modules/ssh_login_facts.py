@@ -159,60 +159,8 @@ login:
       elements: str
 """
 
-import grp
-import os
-import pwd
-import socket
-
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
-from ansible_collections.gpufleet.cluster.plugins.module_utils import ssh_login as sl
-
-LOG_TAIL = 8 * 1024 * 1024
-
-
-def _groups(entry):
-    names = []
-    for gid in [entry.pw_gid] + [g for g in os.getgrouplist(entry.pw_name, entry.pw_gid) if g != entry.pw_gid]:
-        try:
-            names.append(grp.getgrgid(gid).gr_name)
-        except KeyError:
-            names.append(str(gid))
-    return names
-
-
-def _find_tool(module, name, opt, extra=()):
-    if '/' in name:
-        return name if os.path.isfile(name) and os.access(name, os.X_OK) else None
-    return module.get_bin_path(name, opt_dirs=list(extra))
-
-
-def _hostname(address):
-    """The name sshd's UseDNS would use: reverse lookup confirmed by a forward lookup, else the address."""
-    try:
-        name = socket.gethostbyaddr(address)[0].lower()
-        addrs = {sl.normalise_address(i[4][0]) for i in socket.getaddrinfo(name, None)}
-    except (OSError, UnicodeError):
-        return address
-    return name if address in addrs else address
-
-
-def _journal_lines(module, journalctl, pids):
-    if not journalctl or not pids:
-        return []
-    rc, out, _err = module.run_command([journalctl, '--no-pager', '-o', 'cat'] + ['_PID=%d' % p for p in pids],
-                                       environ_update={'LC_ALL': 'C'}, errors='surrogate_or_replace')
-    return out.splitlines() if rc == 0 else []
-
-
-def _log_lines(path):
-    try:
-        with open(path, 'rb') as handle:
-            handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, handle.tell() - LOG_TAIL))
-            return handle.read().decode('utf-8', 'replace').splitlines()
-    except OSError:
-        return []
+from ansible_collections.gpufleet.cluster.plugins.module_utils import ssh_login_facts_engine as engine
 
 
 def main():
@@ -230,78 +178,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    p = module.params
-    errors = ac.nul_errors(p) or ac.root_dir_errors('proc_root', p['proc_root'])
-    if not errors and not p['user'].strip():
-        errors = ['user must be a user name, got an empty string']
-    if not errors and any(ch in p['user'] for ch in ',=\n\r\t '):
-        errors = ['user must be a plain user name without spaces, commas or "=", got %r' % p['user']]
-    errors += ac.int_range('pid', p['pid'], 0, 2 ** 22)
-    if not errors and not os.path.isfile(p['config_file']):
-        errors = ['config_file %s is not a file' % p['config_file']]
-    sshd = None if errors else _find_tool(module, p['sshd_path'], 'sshd_path', ['/usr/sbin', '/usr/local/sbin'])
-    if not errors and not sshd:
-        errors = ['sshd_path: no executable %r found (in PATH, /usr/sbin, /usr/local/sbin)' % p['sshd_path']]
-    ac.refuse(module, errors)
-
-    try:
-        entry = pwd.getpwnam(p['user'])
-    except KeyError:
-        module.fail_json(msg='user: %r does not exist on this host; sshd refuses unknown users' % p['user'])
-    notes = []
-    connection, sshd_pids = sl.find_connection(p['proc_root'], p['pid'] or os.getpid())
-    client = connection['client_address'] if connection else None
-
-    spec = 'user=%s,host=%s,addr=%s' % (entry.pw_name, client or '127.0.0.1', client or '127.0.0.1')
-    if connection:
-        spec += ',laddr=%s,lport=%d' % (connection['server_address'], connection['server_port'])
-    rc, out, err = module.run_command([sshd, '-T', '-f', p['config_file'], '-C', spec],
-                                      environ_update={'LC_ALL': 'C'}, errors='surrogate_or_replace')
-    if rc != 0:
-        module.fail_json(msg='%s -T -f %s fails, so its effective configuration cannot be checked: %s'
-                             % (sshd, p['config_file'], (err or out).strip()[-2000:]))
-    config = dict((k, v) for k, v in sl.parse_sshd_T(out).items() if k in sl.LOGIN_KEYWORDS)
-
-    files = []
-    for value in config.get('authorizedkeysfile', []):
-        for token in value.split():
-            if token != 'none':
-                files.append(sl.expand_keys_file(token, entry.pw_name, entry.pw_dir, entry.pw_uid))
-    akeys, problems = sl.authorized_keys(files)
-    notes.extend(problems)
-
-    auth = None
-    if connection:
-        journalctl = _find_tool(module, p['journalctl_path'], 'journalctl_path')
-        auth = sl.parse_accepted(_journal_lines(module, journalctl, sshd_pids), client, connection['client_port'])
-        if auth:
-            auth['source'] = 'journal'
-        for path in p['auth_logs'] if not auth else []:
-            auth = sl.parse_accepted(_log_lines(path), client, connection['client_port'])
-            if auth:
-                auth['source'] = path
-                break
-        if not auth:
-            notes.append('no sshd log line names the connection from %s port %d (journal of pids %s, %s)'
-                         % (client, connection['client_port'], sshd_pids, ', '.join(p['auth_logs'])))
-    else:
-        notes.append('no sshd process with an established TCP connection above pid %d: not an SSH session'
-                     % (p['pid'] or os.getpid()))
-
-    public = []
-    for line in p['public_keys']:
-        parsed = sl.parse_public_key(line)
-        if parsed:
-            public.append({'type': parsed[0], 'fingerprint': parsed[1], 'comment': parsed[2]})
-
-    hostname = None
-    if client and (p['resolve_hostname'] or config.get('usedns') == ['yes']):
-        hostname = _hostname(client)
-
-    module.exit_json(changed=False, login={
-        'user': entry.pw_name, 'uid': entry.pw_uid, 'home': entry.pw_dir, 'groups': _groups(entry),
-        'connection': connection, 'auth': auth, 'authorized_keys': akeys, 'public_keys': public,
-        'hostname': hostname, 'config': config, 'notes': notes})
+    module.exit_json(changed=False, login=engine.gather(module))
 
 
 if __name__ == '__main__':

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import nccl_tests, nvidia_smi
 from ansible_collections.gpufleet.cluster.plugins.module_utils import p2p_bandwidth as p2p
-from ansible_collections.gpufleet.cluster.plugins.modules import p2p_bandwidth as p2p_module
+from ansible_collections.gpufleet.cluster.plugins.module_utils import p2p_bandwidth_engine as p2p_module
 
 HAND = Path(__file__).resolve().parents[2] / 'fixtures' / 'hand_made'
 TOOLS_HAND = Path(__file__).resolve().parents[3] / 'fixtures' / 'hand_made'
