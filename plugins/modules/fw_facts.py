@@ -212,7 +212,7 @@ ansible_facts:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
-from ansible_collections.gpufleet.cluster.plugins.module_utils import fw_facts
+from ansible_collections.gpufleet.cluster.plugins.module_utils import fw_facts_engine as engine
 
 
 def main():
@@ -233,8 +233,8 @@ def main():
         ),
         supports_check_mode=True,
     )
-    ac.refuse(module, fw_facts.input_errors(module.params))
-    facts = fw_facts.gather(module, module.params)
+    ac.refuse(module, engine.input_errors(module.params))
+    facts = engine.gather(module, module.params)
     if facts['errors'] and module.params['fail_on_error']:
         module.fail_json(msg='; '.join(facts['errors']), ansible_facts=dict(firmware=facts))
     module.exit_json(changed=False, ansible_facts=dict(firmware=facts))

@@ -335,7 +335,7 @@ ansible_facts:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
-from ansible_collections.gpufleet.cluster.plugins.module_utils import gpu_facts
+from ansible_collections.gpufleet.cluster.plugins.module_utils import gpu_facts_engine as engine
 
 
 def main():
@@ -348,7 +348,7 @@ def main():
     )
     p = module.params
     ac.refuse(module, ac.nul_errors(p) or ac.executable_errors('executable', p['executable']))
-    module.exit_json(**gpu_facts.gather(module, p['executable'], p['topology']))
+    module.exit_json(**engine.gather(module, p['executable'], p['topology']))
 
 
 if __name__ == '__main__':

@@ -160,7 +160,7 @@ diff:
 """
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.gpufleet.cluster.plugins.module_utils import irq_affinity
+from ansible_collections.gpufleet.cluster.plugins.module_utils import irq_affinity_engine as engine
 
 
 def main():
@@ -182,7 +182,7 @@ def main():
         required_if=[["policy", "explicit", ["cpus"]]],
         supports_check_mode=True,
     )
-    module.exit_json(**irq_affinity.pin(module))
+    module.exit_json(**engine.pin(module))
 
 
 if __name__ == "__main__":

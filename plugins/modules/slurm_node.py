@@ -317,7 +317,7 @@ before:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufleet.cluster.plugins.module_utils import slurm_node
+from ansible_collections.gpufleet.cluster.plugins.module_utils import slurm_node_engine as engine
 
 
 def main():
@@ -340,8 +340,8 @@ def main():
         required_if=[('state', 'drain', ['reason']), ('state', 'down', ['reason'])],
         supports_check_mode=True,
     )
-    name = slurm_node.refuse_bad_input(module)
-    failed, result = slurm_node.manage(module, name)
+    name = engine.refuse_bad_input(module)
+    failed, result = engine.manage(module, name)
     if failed:
         module.fail_json(**result)
     module.exit_json(**result)

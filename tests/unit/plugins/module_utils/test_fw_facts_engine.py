@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.gpufleet.cluster.plugins.module_utils import fw_facts
+from ansible_collections.gpufleet.cluster.plugins.module_utils import fw_facts_engine as fw_facts
 
 PARAMS = dict(sysfs_root='/', query_flash=True, mstflint_path='', flint_path='', mlxup_path=None, ofed_info_path='',
               kernel_modules=['mlx5_core'], fabricmanager_path='', fabricmanager_service='', fabricmanager_log='',

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.gpufleet.cluster.plugins.module_utils import gpu_facts
+from ansible_collections.gpufleet.cluster.plugins.module_utils import gpu_facts_engine as gpu_facts
 
 SMI_XML = Path(__file__).resolve().parents[2] / 'fixtures' / 'hand_made' / 'nvidia-smi-q-x-h100-mig-HANDMADE.xml'
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.gpufleet.cluster.plugins.module_utils import irq_affinity
+from ansible_collections.gpufleet.cluster.plugins.module_utils import irq_affinity_engine as irq_affinity
 
 TREE = Path(__file__).resolve().parents[2] / "fixtures" / "hand_made" / "irq" / "two-socket-mlx5-numa1-HANDMADE"
 MLX = "0000:81:00.0"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.gpufleet.cluster.plugins.module_utils import slurm_node
+from ansible_collections.gpufleet.cluster.plugins.module_utils import slurm_node_engine as slurm_node
 
 FIX = Path(__file__).resolve().parents[2] / 'fixtures' / 'slurm'
 IDLE = FIX / 'scontrol_show_node_idle.txt'  # dev-slurm-n1, IDLE, no reason
