@@ -11,7 +11,8 @@
 - GID table: ``<sysfs_root>/sys/class/infiniband/<dev>/ports/<p>/gids/<i>``,
   ``gid_attrs/types/<i>`` and ``gid_attrs/ndevs/<i>``.
 
-Reads are pure functions over root directories: a missing or unreadable file is an absent key.
+Reads are pure functions over root directories: a missing or unreadable file is an absent key. Files
+are read through ``_sysfs`` (non-UTF-8 bytes are decoded as latin-1 instead of raising).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -21,6 +22,8 @@ __metaclass__ = type
 import errno
 import os
 import re
+
+from ansible_collections.gpufleet.cluster.plugins.module_utils import _sysfs
 
 POINTS = ("np", "rp")
 PARAM_RE = re.compile(r"^[a-z0-9_]+$")
@@ -47,14 +50,6 @@ def name_problem(value, max_len):
     return None
 
 
-def _read(path):
-    try:
-        with open(path) as handle:
-            return handle.read().strip()
-    except (IOError, OSError):
-        return None
-
-
 def _int(text):
     try:
         return int(text)
@@ -75,15 +70,15 @@ def read_ecn(sysfs_root, interface):
             continue
         enable = [None] * 8
         for prio in range(8):
-            value = _read(os.path.join(base, "enable", str(prio)))
+            value = _sysfs.read_text(os.path.join(base, "enable", str(prio)))
             if value is not None:
                 enable[prio] = value == "1"
         params = {}
-        for name in sorted(os.listdir(base)):
+        for name in _sysfs.listdir(base):
             path = os.path.join(base, name)
             if name == "enable" or not os.path.isfile(path):
                 continue
-            value = _read(path)
+            value = _sysfs.read_text(path)
             if value is not None:
                 params[name] = _int(value) if _int(value) is not None else value
         out[point] = {"enable": enable, "params": params}
@@ -108,10 +103,10 @@ def read_rdma_cm(configfs_root, device, port):
     """{'default_roce_tos': int, 'default_roce_mode': str} (present keys only)."""
     base = rdma_cm_port_dir(configfs_root, device, port)
     out = {}
-    tos = _int(_read(os.path.join(base, "default_roce_tos")))
+    tos = _int(_sysfs.read_text(os.path.join(base, "default_roce_tos")))
     if tos is not None:
         out["default_roce_tos"] = tos
-    mode = _read(os.path.join(base, "default_roce_mode"))
+    mode = _sysfs.read_text(os.path.join(base, "default_roce_mode"))
     if mode is not None:
         out["default_roce_mode"] = mode
     return out
@@ -129,11 +124,7 @@ def ensure_rdma_cm_dir(configfs_root, device):
 
 def rdma_device_for(sysfs_root, interface):
     """RDMA device names of a netdev (``/sys/class/net/<if>/device/infiniband/*``), sorted."""
-    path = os.path.join(sysfs_root, "sys", "class", "net", interface, "device", "infiniband")
-    try:
-        return sorted(os.listdir(path))
-    except OSError:
-        return []
+    return _sysfs.listdir(os.path.join(sysfs_root, "sys", "class", "net", interface, "device", "infiniband"))
 
 
 def ipv4_of_gid(gid):
@@ -151,20 +142,16 @@ def ipv4_of_gid(gid):
 def read_gids(sysfs_root, device, port):
     """GID table entries that are set: list of {index, gid, type, ndev, ipv4}."""
     base = os.path.join(sysfs_root, "sys", "class", "infiniband", device, "ports", str(port))
-    try:
-        names = os.listdir(os.path.join(base, "gids"))
-    except OSError:
-        return []
     out = []
-    for name in sorted(names, key=lambda n: int(n) if n.isdigit() else -1):
+    for name in sorted(_sysfs.listdir(os.path.join(base, "gids")), key=lambda n: int(n) if n.isdigit() else -1):
         if not name.isdigit():
             continue
-        gid = _read(os.path.join(base, "gids", name))
+        gid = _sysfs.read_text(os.path.join(base, "gids", name))
         if not gid or gid.replace(":", "").strip("0") == "":
             continue
         entry = {"index": int(name), "gid": gid,
-                 "type": _read(os.path.join(base, "gid_attrs", "types", name)),
-                 "ndev": _read(os.path.join(base, "gid_attrs", "ndevs", name)),
+                 "type": _sysfs.read_text(os.path.join(base, "gid_attrs", "types", name)),
+                 "ndev": _sysfs.read_text(os.path.join(base, "gid_attrs", "ndevs", name)),
                  "ipv4": ipv4_of_gid(gid)}
         out.append(entry)
     return out

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.gpufleet.cluster.plugins.modules import roce_qos as mod
+from ansible_collections.gpufleet.cluster.plugins.module_utils.roce_qos_engine import normalize_pfc
 
 REPO_ROOT = Path(__file__).resolve().parents[4]
 REPLAY_PROG = REPO_ROOT / "roles" / "roce_qos" / "files" / "gpufleet_roce_qos_replay.py"
@@ -199,10 +200,10 @@ def test_facts_only_without_tool(run_module, tree):
 
 
 def test_pfc_forms():
-    assert mod.normalize_pfc([3, 5]) == [False, False, False, True, False, True, False, False]
-    assert mod.normalize_pfc([False, False, False, True, False, False, False, False])[3] is True
-    assert mod.normalize_pfc(["off"] * 7 + ["on"])[7] is True
-    assert mod.normalize_pfc([]) == [False] * 8
+    assert normalize_pfc([3, 5]) == [False, False, False, True, False, True, False, False]
+    assert normalize_pfc([False, False, False, True, False, False, False, False])[3] is True
+    assert normalize_pfc(["off"] * 7 + ["on"])[7] is True
+    assert normalize_pfc([]) == [False] * 8
 
 
 def adhoc(args, check=True, diff=True):
