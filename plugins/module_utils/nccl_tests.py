@@ -29,6 +29,9 @@ Copes with:
 A run whose table cannot be found gives ``rows == []``; callers treat that as a failure. A line that starts
 like a data row but cannot be read (cut off, garbled figure) is listed in ``malformed``, never half-read; an
 output without the closing ``# Out of bounds values``/``# Avg bus bandwidth`` lines has ``complete`` False.
+
+``evaluate`` turns a parsed output and the nccl_bench thresholds into failure messages (a missing figure is a
+failure). Everything here is pure: nothing runs a process (the nccl_bench engine, module_utils/nccl_bench_engine.py, does).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -38,6 +41,9 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils.bench_common import (
+    check_min,
+    check_output,
+    parse_size,
     strip_prefix,
     to_float,
     to_int,
@@ -504,3 +510,74 @@ def summarize(parsed, check_size=None):
     out['hosts'] = hosts
     out['devices'] = len(devices)
     return out
+
+
+def subject(params, summary, ranks):
+    """What a run covered, for messages: ``16 ranks/16 GPUs on host1,host2 (NVIDIA H100 80GB HBM3)``, else the
+    ``hosts`` option or the local GPUs; `` NCCL_IB_HCA=...`` appended when ``params['env']`` sets it."""
+    names = []
+    for rank in ranks:
+        if rank['name'] not in names:
+            names.append(rank['name'])
+    if ranks:
+        text = '%d ranks/%d GPUs on %s (%s)' % (len(ranks), summary['devices'], ','.join(summary['hosts'][:8])
+                                                + (',...' if len(summary['hosts']) > 8 else ''),
+                                                ','.join(names[:3]))
+    elif params['hosts']:
+        text = 'hosts %s (no rank lines)' % ','.join(params['hosts'])
+    else:
+        text = 'local GPUs (no rank lines)'
+    hca = params['env'].get('NCCL_IB_HCA')
+    if hca:
+        text += ' NCCL_IB_HCA=%s' % hca
+    return text
+
+
+def evaluate(parsed, params, rung, cmd):
+    """Check a ``parse()`` result against the thresholds; pure (runs nothing, reads no file).
+
+    ``params`` holds the nccl_bench options read here: ``check_size`` (bytes or a size text such as ``'32M'``,
+    None for the largest size), ``min_busbw_gbytes_per_s`` and ``min_avg_busbw`` (GB/s, None for no threshold),
+    ``expected_ranks``, ``hosts`` and ``env`` (for the subject of the messages). ``rung`` and ``cmd`` go into every
+    message. Returns ``(failures, summary)``: one text per failed check (no data rows, out of bounds values,
+    ``#wrong`` rows, errors the tool flagged, the tool's own FAILED average, a cut or garbled output, failure
+    lines of any run, a threshold missed or its figure missing, the rank count) and ``summarize()``'s figures.
+    Whether the process itself ended well (exit code, timeout) is the caller's check."""
+    summary = summarize(parsed, parse_size(params['check_size']))
+    who = subject(params, summary, parsed['ranks'])
+    failures = []
+    if not parsed['rows']:
+        failures.append('%s: no data rows parsed from the output on %s (missing figures fail); cmd: %s'
+                        % (rung, who, cmd))
+    if (parsed['out_of_bounds'] or 0) > 0 or parsed['out_of_bounds_status'] == 'FAILED':
+        failures.append('%s: out of bounds values = %s %s on %s (wrong results); cmd: %s'
+                        % (rung, parsed['out_of_bounds'], parsed['out_of_bounds_status'] or '', who, cmd))
+    exceeded = parsed['error_exceeded']
+    wrong = [s for s in summary['wrong_rows'] if s not in exceeded]
+    if wrong:
+        failures.append('%s: #wrong > 0 at sizes %s on %s; cmd: %s'
+                        % (rung, ','.join(str(s) for s in wrong), who, cmd))
+    if exceeded:
+        failures.append('%s: error above the tool\'s threshold (flagged *) at sizes %s on %s; cmd: %s'
+                        % (rung, ','.join(str(s) for s in exceeded), who, cmd))
+    if parsed['avg_busbw_status'] == 'FAILED':
+        failures.append('%s: Avg bus bandwidth %s FAILED (the tool\'s own minimum, NCCL_TESTS_MIN_BW) on %s; cmd: %s'
+                        % (rung, parsed['avg_busbw_reported_raw'], who, cmd))
+    if parsed['rows']:
+        check_output(failures, rung, who, cmd, complete=parsed['complete'],
+                     missing='no "# Out of bounds values" or "# Avg bus bandwidth" line after the last row',
+                     malformed=parsed['malformed'])
+    elif parsed['malformed']:
+        check_output(failures, rung, who, cmd, malformed=parsed['malformed'])
+    for problem in run_problems(parsed):
+        failures.append('%s: %s on %s (a failed run fails the output, whatever the exit code); cmd: %s'
+                        % (rung, problem, who, cmd))
+    if parsed['rows']:
+        check_min(failures, rung, who, 'busbw at %s B' % summary['check_size'], summary['busbw_at_check'],
+                  params['min_busbw_gbytes_per_s'], 'GB/s', cmd)
+        check_min(failures, rung, who, 'avg busbw (%s)' % summary['avg_busbw_source'], summary['avg_busbw'],
+                  params['min_avg_busbw'], 'GB/s', cmd)
+    if params['expected_ranks'] is not None and summary['nranks'] != params['expected_ranks']:
+        failures.append('%s: %d rank lines on %s, expected %d; cmd: %s'
+                        % (rung, summary['nranks'], who, params['expected_ranks'], cmd))
+    return failures, summary

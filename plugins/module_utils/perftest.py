@@ -22,15 +22,24 @@ The table columns are read from the header line, so these perftest layouts (linu
 
 A row that cannot be read under its header (cut off, garbled, ``-nan``) is listed in ``malformed``; ``complete``
 is True once the dashed line that closes the table follows the rows.
+
+``evaluate`` turns a parsed output and the rdma_bw thresholds into failure messages (a missing figure is a failure).
+Everything here is pure: nothing runs a process (the rdma_bw engine, module_utils/rdma_bw_engine.py, does).
 """
 
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import posixpath
 import re
 
-from ansible_collections.gpufleet.cluster.plugins.module_utils.bench_common import to_float
+from ansible_collections.gpufleet.cluster.plugins.module_utils.bench_common import (
+    check_max,
+    check_min,
+    check_output,
+    to_float,
+)
 
 _TEST_RE = re.compile(r'^\s*(RDMA_Write|RDMA_Read|Send|Atomic(?: \w+)?)\s+(BW|Latency)\s+Test\s*$')
 _BW_HEADER_RE = re.compile(r'^\s*#bytes\s.*\bBW average\[([^\]]+)\]')
@@ -243,3 +252,48 @@ def summarize(parsed, check_size=None):
         out['latency_max_us'] = row.get('t_max_us')
         out['latency_p999_us'] = row.get('p999_us')
     return out
+
+
+def is_latency_tool(executable):
+    """True for the latency tools (``ib_write_lat``, ``/opt/perftest/ib_send_lat`` ...): names ending in ``_lat``."""
+    return posixpath.basename(executable).endswith('_lat')
+
+
+def subject(parsed, params):
+    """The HCA and port a run measured, for messages: ``HCA mlx5_0 port 1 (IB, server gpu002)``. The device and
+    link type come from the banner when printed, else the ``device`` option; no server in ``server`` role."""
+    device = parsed['settings'].get('device') or params['device'] or 'default HCA'
+    server = '' if params['role'] == 'server' else ', server %s' % (params['server'] or '127.0.0.1')
+    return 'HCA %s port %d (%s%s)' % (device, params['ib_port'], parsed['settings'].get('link_type') or 'link ?', server)
+
+
+def evaluate(parsed, params, rung, cmd):
+    """Check a ``parse()`` result against the thresholds; pure (runs nothing, reads no file).
+
+    ``params`` holds the rdma_bw options read here: ``executable`` (a name ending in ``_lat`` is a latency test),
+    ``check_size`` (bytes, None for the largest size), ``min_gbits_per_s`` (Gb/s) and ``min_msg_rate_mpps`` for
+    bandwidth tests, ``max_latency_us`` for latency tests (None for no threshold), and ``device``, ``ib_port``,
+    ``role`` and ``server`` for the subject of the messages. ``rung`` and ``cmd`` go into every message.
+    Returns ``(failures, summary)``: one text per failed check (no result rows, a cut or garbled output, a
+    threshold missed or its figure missing) and ``summarize()``'s figures. Whether the processes ended well
+    (exit codes, timeouts, the loopback server) is the caller's check."""
+    summary = summarize(parsed, params['check_size'])
+    who = subject(parsed, params)
+    failures = []
+    if not parsed['rows']:
+        failures.append('%s: no result rows parsed on %s (missing figures fail); cmd: %s' % (rung, who, cmd))
+        check_output(failures, rung, who, cmd, malformed=parsed['malformed'])
+        return failures, summary
+    check_output(failures, rung, who, cmd, complete=parsed['complete'],
+                 missing="perftest's closing dashed line does not follow the result rows",
+                 malformed=parsed['malformed'])
+    size = '%s B' % summary['bytes']
+    if is_latency_tool(params['executable']):
+        check_max(failures, rung, who, 'latency at %s' % size, summary['latency_us'], params['max_latency_us'], 'us',
+                  cmd)
+    else:
+        check_min(failures, rung, who, 'average bandwidth at %s' % size, summary['avg_gbps'],
+                  params['min_gbits_per_s'], 'Gb/s', cmd)
+        check_min(failures, rung, who, 'message rate at %s' % size, summary['msg_rate_mpps'],
+                  params['min_msg_rate_mpps'], 'Mpps', cmd)
+    return failures, summary

@@ -340,201 +340,45 @@ stderr_lines:
   elements: str
 '''
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
-from ansible_collections.gpufleet.cluster.plugins.module_utils import _runner as runner
-from ansible_collections.gpufleet.cluster.plugins.module_utils import bench_common as bc
-from ansible_collections.gpufleet.cluster.plugins.module_utils.nccl_tests import parse, run_problems, summarize
+from ansible_collections.gpufleet.cluster.plugins.module_utils import nccl_bench_engine as engine
 
 
-def build_argv(params, exe, launcher_exe):
-    tool = [exe, '-b', params['begin_size'], '-e', params['end_size'], '-f', str(params['step_factor']),
-            '-g', str(params['gpus_per_process']), '-c', '1' if params['check'] else '0']
-    if params['iterations'] is not None:
-        tool += ['-n', str(params['iterations'])]
-    if params['warmup_iterations'] is not None:
-        tool += ['-w', str(params['warmup_iterations'])]
-    tool += list(params['args'])
-    launcher = params['launcher']
-    hosts = params['hosts']
-    per_host = params['ranks_per_host']
-    if launcher == 'mpirun':
-        argv = [launcher_exe, '-np', str(per_host * max(1, len(hosts)))]
-        if hosts:
-            argv += ['-H', ','.join('%s:%d' % (h, per_host) for h in hosts)]
-        argv += ['-x', 'LC_ALL=C']
-        for key in sorted(params['env']):
-            argv += ['-x', '%s=%s' % (key, params['env'][key])]
-        return argv + list(params['launcher_args']) + tool
-    if launcher == 'srun':
-        argv = [launcher_exe, '--export=ALL', '--ntasks-per-node=%d' % per_host]
-        if hosts:
-            argv += ['-N', str(len(hosts)), '-w', ','.join(hosts)]
-        return argv + list(params['launcher_args']) + tool
-    return tool
-
-
-def subject(params, summary, ranks):
-    names = []
-    for rank in ranks:
-        if rank['name'] not in names:
-            names.append(rank['name'])
-    if ranks:
-        text = '%d ranks/%d GPUs on %s (%s)' % (len(ranks), summary['devices'], ','.join(summary['hosts'][:8])
-                                                + (',...' if len(summary['hosts']) > 8 else ''),
-                                                ','.join(names[:3]))
-    elif params['hosts']:
-        text = 'hosts %s (no rank lines)' % ','.join(params['hosts'])
-    else:
-        text = 'local GPUs (no rank lines)'
-    hca = params['env'].get('NCCL_IB_HCA')
-    if hca:
-        text += ' NCCL_IB_HCA=%s' % hca
-    return text
-
-
-def refuse_bad_input(module, params):
-    """Fail naming the option before anything runs; returns check_size in bytes."""
-    errors = ac.nul_errors(params, skip=('env',)) + ac.env_errors(params['env'])
-    errors += ac.timeout_range(params['timeout'])
-    errors += ac.executable_errors('executable', params['executable'])
-    errors += ac.executable_errors('launcher_executable', params['launcher_executable'])
-    for name, low in (('ranks_per_host', 1), ('step_factor', 1), ('gpus_per_process', 1), ('iterations', 1),
-                      ('warmup_iterations', 0), ('expected_ranks', 1)):
-        errors += ac.int_range(name, params[name], low)
-    for name in ('min_busbw_gbytes_per_s', 'min_avg_busbw'):
-        errors += ac.min_number(ac.option_name(params, name, module.aliases), params[name])
-    for i, host in enumerate(params['hosts']):
-        errors += ac.word_errors('hosts[%d]' % i, host)
-        if ',' in host:
-            errors.append('hosts[%d] must be one host name without ",", got %r' % (i, host))
-    sizes = {}
-    for name in ('begin_size', 'end_size', 'check_size'):
-        try:
-            sizes[name] = bc.parse_size(params[name])
-        except ValueError as exc:
-            errors.append('%s: %s' % (name, exc))
-    if sizes.get('begin_size') is not None and sizes.get('end_size') is not None \
-            and sizes['begin_size'] > sizes['end_size']:
-        errors.append('begin_size (%s) must not be larger than end_size (%s)' % (params['begin_size'], params['end_size']))
-    ac.refuse(module, errors, failures=errors)
-    return sizes.get('check_size')
+ARGUMENT_SPEC = dict(
+    executable=dict(type='str', default='all_reduce_perf'),
+    launcher=dict(type='str', default='none', choices=['none', 'mpirun', 'srun']),
+    launcher_executable=dict(type='str'),
+    launcher_args=dict(type='list', elements='str', default=[]),
+    hosts=dict(type='list', elements='str', default=[]),
+    ranks_per_host=dict(type='int', default=8),
+    env=dict(type='dict', default={}),
+    begin_size=dict(type='str', default='8'),
+    end_size=dict(type='str', default='8G'),
+    step_factor=dict(type='int', default=2),
+    gpus_per_process=dict(type='int', default=1),
+    iterations=dict(type='int'),
+    warmup_iterations=dict(type='int'),
+    check=dict(type='bool', default=True),
+    args=dict(type='list', elements='str', default=[]),
+    timeout=dict(type='int', default=1800),
+    min_busbw_gbytes_per_s=dict(type='float', aliases=['min_busbw'], deprecated_aliases=[
+        dict(name='min_busbw', version='2.0.0', collection_name='gpufleet.cluster')]),
+    min_avg_busbw=dict(type='float'),
+    check_size=dict(type='str'),
+    expected_ranks=dict(type='int'),
+    rung=dict(type='str', default='nccl'),
+)
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            executable=dict(type='str', default='all_reduce_perf'),
-            launcher=dict(type='str', default='none', choices=['none', 'mpirun', 'srun']),
-            launcher_executable=dict(type='str'),
-            launcher_args=dict(type='list', elements='str', default=[]),
-            hosts=dict(type='list', elements='str', default=[]),
-            ranks_per_host=dict(type='int', default=8),
-            env=dict(type='dict', default={}),
-            begin_size=dict(type='str', default='8'),
-            end_size=dict(type='str', default='8G'),
-            step_factor=dict(type='int', default=2),
-            gpus_per_process=dict(type='int', default=1),
-            iterations=dict(type='int'),
-            warmup_iterations=dict(type='int'),
-            check=dict(type='bool', default=True),
-            args=dict(type='list', elements='str', default=[]),
-            timeout=dict(type='int', default=1800),
-            min_busbw_gbytes_per_s=dict(type='float', aliases=['min_busbw'], deprecated_aliases=[
-                dict(name='min_busbw', version='2.0.0', collection_name='gpufleet.cluster')]),
-            min_avg_busbw=dict(type='float'),
-            check_size=dict(type='str'),
-            expected_ranks=dict(type='int'),
-            rung=dict(type='str', default='nccl'),
-        ),
+        argument_spec=ARGUMENT_SPEC,
         supports_check_mode=True,
     )
-    params = module.params
-    check_size = refuse_bad_input(module, params)
-    params['env'] = dict((str(k), str(v)) for k, v in params['env'].items())
-
-    tool_name = os.path.basename(params['executable'])
-    rung = '%s (%s)' % (params['rung'], tool_name)
-    exe = runner.find(module, params['executable'])
-    launcher_exe = None
-    if params['launcher'] != 'none':
-        launcher_exe = runner.find(module, params['launcher_executable'] or params['launcher'])
-        if launcher_exe is None and not module.check_mode:
-            module.fail_json(msg='%s: launcher %s not found' % (rung, params['launcher_executable'] or params['launcher']),
-                             failures=['launcher not found'])
-        launcher_exe = launcher_exe or params['launcher_executable'] or params['launcher']
-        exe = exe or params['executable']
-    argv = build_argv(params, exe or params['executable'], launcher_exe)
-    cmd = runner.cmdline(argv)
-
-    if module.check_mode:
-        module.exit_json(changed=False, skipped=True, cmd=cmd, failures=[],
-                         msg='skipped: check mode, %s not run' % tool_name)
-    if exe is None:
-        module.fail_json(msg='%s: %s not found on PATH; cmd: %s' % (rung, params['executable'], cmd),
-                         cmd=cmd, failures=['executable not found'])
-
-    env_update = dict(params['env']) if params['launcher'] != 'mpirun' else {}
-    res = runner.run(argv, timeout=params['timeout'], env_update=env_update)
-    parsed = parse(res['stdout'])
-    summary = summarize(parsed, check_size)
-    who = subject(params, summary, parsed['ranks'])
-
-    failures = []
-    rc_msg = runner.rc_failure(rung, who, res, params['timeout'])
-    if rc_msg:
-        failures.append(rc_msg)
-    if not parsed['rows']:
-        failures.append('%s: no data rows parsed from the output on %s (missing figures fail); cmd: %s'
-                        % (rung, who, res['cmd']))
-    if (parsed['out_of_bounds'] or 0) > 0 or parsed['out_of_bounds_status'] == 'FAILED':
-        failures.append('%s: out of bounds values = %s %s on %s (wrong results); cmd: %s'
-                        % (rung, parsed['out_of_bounds'], parsed['out_of_bounds_status'] or '', who, res['cmd']))
-    exceeded = parsed['error_exceeded']
-    wrong = [s for s in summary['wrong_rows'] if s not in exceeded]
-    if wrong:
-        failures.append('%s: #wrong > 0 at sizes %s on %s; cmd: %s'
-                        % (rung, ','.join(str(s) for s in wrong), who, res['cmd']))
-    if exceeded:
-        failures.append('%s: error above the tool\'s threshold (flagged *) at sizes %s on %s; cmd: %s'
-                        % (rung, ','.join(str(s) for s in exceeded), who, res['cmd']))
-    if parsed['avg_busbw_status'] == 'FAILED':
-        failures.append('%s: Avg bus bandwidth %s FAILED (the tool\'s own minimum, NCCL_TESTS_MIN_BW) on %s; cmd: %s'
-                        % (rung, parsed['avg_busbw_reported_raw'], who, res['cmd']))
-    if parsed['rows']:
-        bc.check_output(failures, rung, who, res['cmd'], complete=parsed['complete'],
-                        missing='no "# Out of bounds values" or "# Avg bus bandwidth" line after the last row',
-                        malformed=parsed['malformed'])
-    elif parsed['malformed']:
-        bc.check_output(failures, rung, who, res['cmd'], malformed=parsed['malformed'])
-    for problem in run_problems(parsed):
-        failures.append('%s: %s on %s (a failed run fails the output, whatever the exit code); cmd: %s'
-                        % (rung, problem, who, res['cmd']))
-    if parsed['rows']:
-        bc.check_min(failures, rung, who, 'busbw at %s B' % summary['check_size'], summary['busbw_at_check'],
-                     params['min_busbw_gbytes_per_s'], 'GB/s', res['cmd'])
-        bc.check_min(failures, rung, who, 'avg busbw (%s)' % summary['avg_busbw_source'], summary['avg_busbw'],
-                     params['min_avg_busbw'], 'GB/s', res['cmd'])
-    if params['expected_ranks'] is not None and summary['nranks'] != params['expected_ranks']:
-        failures.append('%s: %d rank lines on %s, expected %d; cmd: %s'
-                        % (rung, summary['nranks'], who, params['expected_ranks'], res['cmd']))
-
-    result = dict(changed=False, cmd=res['cmd'], rc=res['rc'], elapsed=res['elapsed'], failures=failures,
-                  rows=parsed['rows'], params=parsed['params'], layout=parsed['layout'], ranks=parsed['ranks'],
-                  out_of_bounds=parsed['out_of_bounds'], out_of_bounds_status=parsed['out_of_bounds_status'],
-                  nccl_warnings=parsed['nccl_warnings'], errors=parsed['errors'], malformed=parsed['malformed'],
-                  complete=parsed['complete'], error_exceeded=parsed['error_exceeded'],
-                  avg_busbw_status=parsed['avg_busbw_status'], runs=parsed['runs'],
-                  stdout_lines=bc.tail(res['stdout']), stderr_lines=bc.tail(res['stderr']))
-    result.update(summary)
-    if failures:
-        module.fail_json(msg='; '.join(failures), **result)
-    result['msg'] = '%s: %d rows on %s, busbw at %s B = %s GB/s, avg busbw %s GB/s (%s)' % (
-        rung, len(parsed['rows']), who, summary['check_size'], bc.fmt(summary['busbw_at_check']),
-        bc.fmt(summary['avg_busbw']), summary['avg_busbw_source'])
+    result = engine.run(module)
+    if result['failures']:
+        module.fail_json(**result)
     module.exit_json(**result)
 
 

@@ -297,210 +297,47 @@ stderr_lines:
   elements: str
 '''
 
-import math
-import os
-import signal
-import time
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
-from ansible_collections.gpufleet.cluster.plugins.module_utils import _runner as runner
-from ansible_collections.gpufleet.cluster.plugins.module_utils import bench_common as bc
-from ansible_collections.gpufleet.cluster.plugins.module_utils.perftest import parse, summarize
+from ansible_collections.gpufleet.cluster.plugins.module_utils import rdma_bw_engine as engine
 
 
-def common_args(params, latency):
-    args = []
-    if params['device']:
-        args += ['-d', params['device']]
-    args += ['-i', str(params['ib_port'])]
-    if params['gid_index'] is not None:
-        args += ['-x', str(params['gid_index'])]
-    if params['all_sizes']:
-        args.append('-a')
-    elif params['size'] is not None:
-        args += ['-s', str(params['size'])]
-    if params['duration'] is not None:
-        args += ['-D', str(params['duration'])]
-    elif params['iterations'] is not None:
-        args += ['-n', str(params['iterations'])]
-    if params['qps'] is not None:
-        args += ['-q', str(params['qps'])]
-    if params['port'] is not None:
-        args += ['-p', str(params['port'])]
-    if params['report_gbits'] and not latency:
-        args.append('--report_gbits')
-    if params['use_cuda'] is not None:
-        args.append('--use_cuda=%d' % params['use_cuda'])
-    return args + list(params['args'])
-
-
-def run_loopback(server_argv, client_argv, params):
-    """Server in the background, client against it; the server never outlives this call. A server that
-    cannot be started at all (exec format error, bad interpreter) gives ``(None, OSError)``."""
-    try:
-        server = runner.start(server_argv)
-    except OSError as exc:
-        return None, exc
-    try:
-        deadline = time.monotonic() + params['server_start_delay']
-        while time.monotonic() < deadline and server.poll() is None:
-            time.sleep(0.05)
-        if server.poll() is not None:
-            rc, out, err, timed_out = runner.finish(server, 5)
-            client = dict(rc=None, stdout='', stderr='', timed_out=False, elapsed=0.0, cmd=runner.cmdline(client_argv),
-                          not_run=True)
-        else:
-            client = runner.run(client_argv, timeout=params['timeout'])
-            # a server whose client is gone finishes within seconds; do not wait the full timeout
-            rc, out, err, timed_out = runner.finish(server, min(params['timeout'], 15))
-    finally:
-        if server.poll() is None:
-            try:
-                os.killpg(server.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            server.wait()
-    server_res = dict(rc=rc, stdout=out, stderr=err, timed_out=timed_out, cmd=runner.cmdline(server_argv))
-    return server_res, client
-
-
-def refuse_bad_input(module, params):
-    """Fail naming the option before anything runs."""
-    errors = ac.nul_errors(params) + ac.timeout_range(params['timeout'])
-    errors += ac.executable_errors('executable', params['executable'])
-    for name, low, high in (('ib_port', 1, 255), ('gid_index', 0, None), ('size', 1, None), ('duration', 1, None),
-                            ('iterations', 1, None), ('qps', 1, None), ('port', 1, 65535), ('use_cuda', 0, None),
-                            ('check_size', 1, None)):
-        errors += ac.int_range(name, params[name], low, high)
-    for name in ('min_gbits_per_s', 'min_msg_rate_mpps', 'max_latency_us'):
-        errors += ac.min_number(ac.option_name(params, name, module.aliases), params[name])
-    delay = params['server_start_delay']
-    if delay is None or math.isnan(delay) or delay < 0 or delay > 60:
-        errors.append('server_start_delay must be a number of seconds from 0 to 60, got %r' % (delay,))
-    errors += ac.word_errors('server', params['server']) + ac.word_errors('device', params['device'])
-    ac.refuse(module, errors, role=params['role'], failures=errors)
+ARGUMENT_SPEC = dict(
+    executable=dict(type='str', default='ib_write_bw'),
+    role=dict(type='str', default='loopback', choices=['server', 'client', 'loopback']),
+    server=dict(type='str'),
+    device=dict(type='str'),
+    ib_port=dict(type='int', default=1),
+    gid_index=dict(type='int'),
+    size=dict(type='int'),
+    all_sizes=dict(type='bool', default=False),
+    duration=dict(type='int'),
+    iterations=dict(type='int'),
+    qps=dict(type='int'),
+    port=dict(type='int'),
+    report_gbits=dict(type='bool', default=True),
+    use_cuda=dict(type='int'),
+    args=dict(type='list', elements='str', default=[]),
+    server_start_delay=dict(type='float', default=1.0),
+    timeout=dict(type='int', default=120),
+    check_size=dict(type='int'),
+    min_gbits_per_s=dict(type='float', aliases=['min_gbps'], deprecated_aliases=[
+        dict(name='min_gbps', version='2.0.0', collection_name='gpufleet.cluster')]),
+    min_msg_rate_mpps=dict(type='float'),
+    max_latency_us=dict(type='float'),
+    rung=dict(type='str', default='rdma'),
+)
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            executable=dict(type='str', default='ib_write_bw'),
-            role=dict(type='str', default='loopback', choices=['server', 'client', 'loopback']),
-            server=dict(type='str'),
-            device=dict(type='str'),
-            ib_port=dict(type='int', default=1),
-            gid_index=dict(type='int'),
-            size=dict(type='int'),
-            all_sizes=dict(type='bool', default=False),
-            duration=dict(type='int'),
-            iterations=dict(type='int'),
-            qps=dict(type='int'),
-            port=dict(type='int'),
-            report_gbits=dict(type='bool', default=True),
-            use_cuda=dict(type='int'),
-            args=dict(type='list', elements='str', default=[]),
-            server_start_delay=dict(type='float', default=1.0),
-            timeout=dict(type='int', default=120),
-            check_size=dict(type='int'),
-            min_gbits_per_s=dict(type='float', aliases=['min_gbps'], deprecated_aliases=[
-                dict(name='min_gbps', version='2.0.0', collection_name='gpufleet.cluster')]),
-            min_msg_rate_mpps=dict(type='float'),
-            max_latency_us=dict(type='float'),
-            rung=dict(type='str', default='rdma'),
-        ),
+        argument_spec=ARGUMENT_SPEC,
         required_if=[('role', 'client', ['server'])],
         supports_check_mode=True,
     )
-    params = module.params
-    refuse_bad_input(module, params)
-    role = params['role']
-    tool = os.path.basename(params['executable'])
-    latency = tool.endswith('_lat')
-    rung = '%s (%s)' % (params['rung'], tool)
-    exe = runner.find(module, params['executable'])
-    common = [exe or params['executable']] + common_args(params, latency)
-    server_host = params['server'] or '127.0.0.1'
-    client_argv = common + [server_host]
-    main_argv = common if role == 'server' else client_argv
-    cmd = runner.cmdline(main_argv)
-    if module.check_mode:
-        module.exit_json(changed=False, skipped=True, cmd=cmd, role=role, failures=[],
-                         msg='skipped: check mode, %s not run' % tool)
-    if exe is None:
-        module.fail_json(msg='%s: %s not found on PATH; cmd: %s' % (rung, params['executable'], cmd), cmd=cmd,
-                         role=role, failures=['executable not found'])
-
-    server_info = None
-    failures = []
-    if role == 'loopback':
-        srv, res = run_loopback(common, client_argv, params)
-        if srv is None:
-            module.fail_json(msg='%s: executable %s could not be started (%s); executable must be a perftest program '
-                                 'this host can run; cmd: %s' % (rung, exe, res.strerror or res, runner.cmdline(common)),
-                             cmd=runner.cmdline(common), role=role, failures=['executable could not be started'])
-        sparsed = parse(srv['stdout'] + '\n' + srv['stderr'])
-        server_info = dict(cmd=srv['cmd'], rc=srv['rc'], timed_out=srv['timed_out'], rows=sparsed['rows'],
-                           problems=sparsed['problems'], stdout_lines=bc.tail(srv['stdout']),
-                           stderr_lines=bc.tail(srv['stderr']))
-    else:
-        res = runner.run(main_argv, timeout=params['timeout'])
-    parsed = parse(res['stdout'] + '\n' + res['stderr'])
-    device = parsed['settings'].get('device') or params['device'] or 'default HCA'
-    who = 'HCA %s port %d (%s%s)' % (device, params['ib_port'], parsed['settings'].get('link_type') or 'link ?',
-                                     '' if role == 'server' else ', server %s' % server_host)
-    if res.get('not_run'):
-        failures.append('%s: server side on %s exited before the client started (rc=%s: %s); cmd: %s'
-                        % (rung, who, server_info['rc'],
-                           (server_info['problems'] or server_info['stderr_lines'] or server_info['stdout_lines']
-                            or ['no output'])[-1], server_info['cmd']))
-    else:
-        rc_msg = runner.rc_failure(rung, who, res, params['timeout'])
-        if rc_msg:
-            failures.append(rc_msg)
-    if server_info is not None and not res.get('not_run') and (server_info['timed_out'] or server_info['rc'] != 0):
-        failures.append('%s: server side on %s %s; cmd: %s' % (
-            rung, who, 'did not finish (killed)' if server_info['timed_out'] else 'exited with rc=%s' % server_info['rc'],
-            server_info['cmd']))
-    summary = summarize(parsed, params['check_size'])
-    if not parsed['rows']:
-        failures.append('%s: no result rows parsed on %s (missing figures fail); cmd: %s' % (rung, who, res['cmd']))
-        bc.check_output(failures, rung, who, res['cmd'], malformed=parsed['malformed'])
-    else:
-        bc.check_output(failures, rung, who, res['cmd'], complete=parsed['complete'],
-                        missing="perftest's closing dashed line does not follow the result rows",
-                        malformed=parsed['malformed'])
-        size = '%s B' % summary['bytes']
-        if latency:
-            bc.check_max(failures, rung, who, 'latency at %s' % size, summary['latency_us'],
-                         params['max_latency_us'], 'us', res['cmd'])
-        else:
-            bc.check_min(failures, rung, who, 'average bandwidth at %s' % size, summary['avg_gbps'],
-                         params['min_gbits_per_s'], 'Gb/s', res['cmd'])
-            bc.check_min(failures, rung, who, 'message rate at %s' % size, summary['msg_rate_mpps'],
-                         params['min_msg_rate_mpps'], 'Mpps', res['cmd'])
-    if latency and params['min_gbits_per_s'] is not None:
-        module.warn('%s is ignored by the latency test %s'
-                    % (ac.option_name(params, 'min_gbits_per_s', module.aliases), tool))
-
-    result = dict(changed=False, cmd=res['cmd'], rc=res['rc'], elapsed=res['elapsed'], role=role, failures=failures,
-                  test=parsed['test'], kind=parsed['kind'], unit=parsed['unit'], settings=parsed['settings'],
-                  local=parsed['local'], remote=parsed['remote'], rows=parsed['rows'], problems=parsed['problems'],
-                  complete=parsed['complete'], malformed=parsed['malformed'],
-                  warnings_printed=parsed['warnings'], stdout_lines=bc.tail(res['stdout']),
-                  stderr_lines=bc.tail(res['stderr']))
-    result.update(summary)
-    if server_info is not None:
-        result['server'] = server_info
-    if failures:
-        module.fail_json(msg='; '.join(failures), **result)
-    if latency:
-        result['msg'] = '%s: latency at %s B on %s = %s us' % (rung, summary['bytes'], who, bc.fmt(summary['latency_us']))
-    else:
-        result['msg'] = '%s: average %s Gb/s, peak %s Gb/s, %s Mpps at %s B on %s' % (
-            rung, bc.fmt(summary['avg_gbps']), bc.fmt(summary['peak_gbps']), bc.fmt(summary['msg_rate_mpps'], 6),
-            summary['bytes'], who)
+    result = engine.run(module)
+    if result['failures']:
+        module.fail_json(**result)
     module.exit_json(**result)
 
 
