@@ -9,8 +9,8 @@ __metaclass__ = type
 
 import re
 
-# "MLNX_OFED_LINUX-5.8-1.0.1.1:"  /  "OFED-internal-24.10-1.1.4:" (DOCA).  roles/rdma_stack evaluates this
-# same pattern in Jinja (its vars/main.yml holds a copy that a unit test keeps equal).
+# "MLNX_OFED_LINUX-5.8-1.0.1.1:"  /  "OFED-internal-24.10-1.1.4:" (DOCA).  roles/rdma_stack reads ofed_info
+# through the gpufleet.cluster.ofed_info_version filter, which calls this parser.
 _OFED_RE = re.compile(r'^(?P<name>[A-Za-z][A-Za-z_-]*?)-(?P<version>\d+\.\d+[-.0-9A-Za-z]*?):?\s*$')
 # The first line of a plain ``ofed_info``: "MLNX_OFED_LINUX-23.04-1.1.3.0 (OFED-23.04-1.1.3):".
 _LONG_RE = re.compile(r'^(?P<name>[A-Za-z][A-Za-z_-]*?)-(?P<version>\d+\.\d+[-.0-9A-Za-z]*?)'

@@ -109,14 +109,20 @@ def corpus_file(corpus):
 
 
 @pytest.fixture
-def run_module(capsys):
+def run_module(capsys, monkeypatch):
     """Run a module's ``main()`` in-process with ``args``; return the parsed JSON result.
 
-    ``failed`` is set in the result when the module called ``fail_json``.
+    ``failed`` is set in the result when the module called ``fail_json``. The module runs as on a target
+    host whatever ran before it in this process: once a test has imported the controller's side of
+    ansible-core (a filter plugin, the templar), ansible-core marks the process a controller and routes
+    ``module.warn`` to the controller's display instead of the result's ``warnings``.
     """
     import json
 
+    from ansible.module_utils import _internal as module_utils_internal
     from ansible.module_utils.testing import patch_module_args
+
+    monkeypatch.setattr(module_utils_internal, 'is_controller', False, raising=False)
 
     def _run(main, args):
         with patch_module_args(args):

@@ -1,0 +1,39 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters for roles/nvidia_driver and roles/fabricmanager: the package database's view of the
+driver-versioned packages (logic: plugins/plugin_utils/_driver_packages.py)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpufleet.cluster.plugins.plugin_utils._driver_packages import (
+    PackageStateError,
+    installed_version,
+    package_state,
+)
+
+
+def driver_package_state(output, version, versioned, unversioned=None):
+    try:
+        return package_state(output, version, versioned, unversioned or [])
+    except PackageStateError as exc:
+        raise AnsibleFilterError('driver_package_state: %s' % exc)
+
+
+def driver_installed_version(output):
+    try:
+        return installed_version(output)
+    except PackageStateError as exc:
+        raise AnsibleFilterError('driver_installed_version: %s' % exc)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {
+            'driver_package_state': driver_package_state,
+            'driver_installed_version': driver_installed_version,
+        }
