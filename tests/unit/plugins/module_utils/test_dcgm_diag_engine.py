@@ -6,6 +6,7 @@ and run() with a stand-in module and a small script standing in for dcgmi."""
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -13,42 +14,21 @@ import pytest
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import dcgm_diag_engine as engine
 
+from .stand_ins import Failed, StandInModule, run_result, script
+
 HAND = Path(__file__).resolve().parents[2] / 'fixtures' / 'hand_made'
 DCGM4_FAIL = HAND / 'dcgmi-diag-r2-dcgm4-json-memory-fail-HANDMADE.json'
 PASS_JSON = {'DCGM GPU Diagnostic': {'test_categories': [{'category': 'Deployment', 'tests': [
     {'name': 'Blacklist', 'results': [{'status': 'Pass', 'gpu_ids': '0'}]}]}]}}
 
 
-class Failed(Exception):
-    pass
+DEFAULTS = dict(executable='dcgmi', level='1', gpus=[], parameters=[], output_format='auto', host=None,
+                fail_on_warn=False, timeout=60, rung='dcgm_diag')
+res = functools.partial(run_result, elapsed=0.1, cmd='dcgmi diag -r 1')
 
 
-class FakeModule:
-    """What the engine uses of an AnsibleModule: params, check_mode, get_bin_path (via _runner.find), fail_json."""
-
-    def __init__(self, check_mode=False, bins=None, **params):
-        self.params = dict(executable='dcgmi', level='1', gpus=[], parameters=[], output_format='auto', host=None,
-                           fail_on_warn=False, timeout=60, rung='dcgm_diag')
-        self.params.update(params)
-        self.check_mode = check_mode
-        self.bins = bins or {}
-
-    def get_bin_path(self, name, required=False, opt_dirs=None):
-        return self.bins.get(name)
-
-    def fail_json(self, msg, **kwargs):
-        raise Failed(dict(kwargs, msg=msg))
-
-
-def res(stdout='', stderr='', rc=0, timed_out=False, cmd='dcgmi diag -r 1'):
-    return dict(rc=rc, stdout=stdout, stderr=stderr, timed_out=timed_out, elapsed=0.1, cmd=cmd, start_error=None)
-
-
-def script(tmp_path, body):
-    path = tmp_path / 'dcgmi'
-    path.write_text('#!/bin/sh\necho "$@" >> %s\n%s\n' % (tmp_path / 'calls', body))
-    path.chmod(0o755)
-    return str(path)
+def stand_in(check_mode=False, **params):
+    return StandInModule(params, DEFAULTS, check_mode=check_mode)
 
 
 @pytest.mark.parametrize('level,ok', [('1', True), ('4', True), (' 2 ', True), ('memory,pcie', True),
@@ -67,7 +47,7 @@ def test_build_argv():
 
 
 def test_judge_pass_and_fail():
-    params = FakeModule().params
+    params = stand_in().params
     good = engine.judge(res(json.dumps(PASS_JSON)), 'json', params)
     assert good['failures'] == [] and good['msg'] == 'dcgm_diag: 1 tests, none failed'
     assert good['format'] == 'json' and good['gpus'] == {'0': {'Blacklist': 'Pass'}}
@@ -78,7 +58,7 @@ def test_judge_pass_and_fail():
 
 
 def test_judge_unparsable_and_empty():
-    params = FakeModule().params
+    params = stand_in().params
     out = engine.judge(res('{"not": "dcgm"'), 'json', params)
     assert out['parse_error'] and out['tests'] == [] and out['failures'][0].startswith('dcgm_diag: ')
     empty = engine.judge(res(''), 'text', params)
@@ -87,28 +67,28 @@ def test_judge_unparsable_and_empty():
 
 
 def test_run_check_mode_and_not_found():
-    out = engine.run(FakeModule(check_mode=True, level=' 3 '))
+    out = engine.run(stand_in(check_mode=True, level=' 3 '))
     assert out == dict(changed=False, skipped=True, cmd='dcgmi diag -r 3 -j', failures=[],
                        msg='skipped: check mode, dcgmi diag not run')
-    out = engine.run(FakeModule())
+    out = engine.run(stand_in())
     assert out['failures'] == ['executable not found'] and out['msg'].startswith('dcgm_diag: dcgmi not found on PATH')
 
 
 def test_run_refuses_bad_input():
     with pytest.raises(Failed) as exc:
-        engine.run(FakeModule(level='9', gpus=[2000]))
+        engine.run(stand_in(level='9', gpus=[2000]))
     assert 'level must be a run level' in exc.value.args[0]['msg'] and 'gpus[0]' in exc.value.args[0]['msg']
 
 
 def test_run_json_then_text_fallback(tmp_path):
-    exe = script(tmp_path, 'case "$*" in *-j*) echo "PARSE ERROR: -j" >&2; exit 1;; esac\n'
-                           'echo "no table here"')
-    out = engine.run(FakeModule(executable=exe, level='2'))
+    exe = script(tmp_path, 'dcgmi', 'case "$*" in *-j*) echo "PARSE ERROR: -j" >&2; exit 1;; esac\n'
+                                    'echo "no table here"', calls=tmp_path / 'calls')
+    out = engine.run(stand_in(executable=exe, level='2'))
     assert (tmp_path / 'calls').read_text().splitlines() == ['diag -r 2 -j', 'diag -r 2']
     assert out['format'] == 'text' and out['cmd'] == '%s diag -r 2' % exe and out['failures']
 
 
 def test_run_json(tmp_path):
-    exe = script(tmp_path, "cat <<'X'\n%s\nX" % json.dumps(PASS_JSON))
-    out = engine.run(FakeModule(executable=exe))
+    exe = script(tmp_path, 'dcgmi', "cat <<'X'\n%s\nX" % json.dumps(PASS_JSON))
+    out = engine.run(stand_in(executable=exe))
     assert out['failures'] == [] and out['rc'] == 0 and out['format'] == 'json'

@@ -8,36 +8,17 @@ from __future__ import annotations
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import fw_facts_engine as fw_facts
 
+from .stand_ins import StandInModule, script, unstartable
+
 PARAMS = dict(sysfs_root='/', query_flash=True, mstflint_path='', flint_path='', mlxup_path=None, ofed_info_path='',
               kernel_modules=['mlx5_core'], fabricmanager_path='', fabricmanager_service='', fabricmanager_log='',
               fail_on_error=False)
 
 
-class FakeModule(object):
-    """What the engine uses of AnsibleModule (bare names are looked up in ``bin_paths``)."""
-
-    def __init__(self, bin_paths=None):
-        self.bin_paths = bin_paths or {}
-        self.warnings = []
-
-    def warn(self, msg):
-        self.warnings.append(msg)
-
-    def get_bin_path(self, name, required=False, opt_dirs=None):
-        return self.bin_paths.get(name)
-
-
-def tool(tmp_path, name, body):
-    path = tmp_path / name
-    path.write_text('#!/bin/sh\n%s\n' % body)
-    path.chmod(0o755)
-    return str(path)
-
-
 def test_find_records_each_tool(tmp_path):
-    exe = tool(tmp_path, 'mstflint', 'exit 0')
+    exe = script(tmp_path, 'mstflint', 'exit 0')
     (tmp_path / 'plain').write_text('x')
-    probe = fw_facts.Probe(FakeModule({'flint': '/opt/mft/bin/flint'}))
+    probe = fw_facts.Probe(StandInModule(bin_paths={'flint': '/opt/mft/bin/flint'}))
     assert probe.find('mstflint', exe) == exe
     assert probe.find('flint', 'flint') == '/opt/mft/bin/flint'  # a bare name: the module's PATH lookup
     assert probe.find('ofed_info', '') is None
@@ -46,8 +27,8 @@ def test_find_records_each_tool(tmp_path):
 
 
 def test_output_failure_is_an_error_and_a_warning(tmp_path):
-    exe = tool(tmp_path, 'flint', 'echo "first"; echo "  -E- Cannot open Device" >&2; exit 1')
-    module = FakeModule()
+    exe = script(tmp_path, 'flint', 'echo "first"; echo "  -E- Cannot open Device" >&2; exit 1')
+    module = StandInModule()
     probe = fw_facts.Probe(module)
     assert probe.output([exe, '-d', '0000:3b:00.0', 'q']) is None
     assert probe.errors == ['%s -d 0000:3b:00.0 q failed (rc=1) - -E- Cannot open Device' % exe]
@@ -55,37 +36,33 @@ def test_output_failure_is_an_error_and_a_warning(tmp_path):
 
 
 def test_output_of_a_program_the_os_cannot_start(tmp_path):
-    exe = tmp_path / 'ofed_info'
-    exe.write_bytes(b'\x00\x01 not a program\n')
-    exe.chmod(0o755)
-    probe = fw_facts.Probe(FakeModule())
+    exe = unstartable(tmp_path, 'ofed_info')
+    probe = fw_facts.Probe(StandInModule())
     assert probe.output([str(exe), '-s']) is None
     assert probe.errors[0].startswith("%s -s failed (rc=127) - cannot be started: " % exe)
 
 
 def test_output_text_and_rc_ignored_when_asked(tmp_path):
-    exe = tool(tmp_path, 'systemctl', r'printf "inactive \377\n"; exit 3')
-    probe = fw_facts.Probe(FakeModule())
+    exe = script(tmp_path, 'systemctl', r'printf "inactive \377\n"; exit 3')
+    probe = fw_facts.Probe(StandInModule())
     assert probe.output([exe, 'is-active', 'x'], check_rc=False) == 'inactive \ufffd\n'
     assert probe.errors == []
 
 
 def test_service_state_and_log_tail(tmp_path):
-    systemctl = tool(tmp_path, 'systemctl', 'echo "$1 $2"; exit 3')
+    systemctl = script(tmp_path, 'systemctl', 'echo "$1 $2"; exit 3')
     log = tmp_path / 'fm.log'
     log.write_bytes(b'x' * (fw_facts.LOG_TAIL_BYTES + 10) + b'\n')
     assert len(fw_facts.read_log_tail(str(log))) == fw_facts.LOG_TAIL_BYTES
-    probe = fw_facts.Probe(FakeModule({'systemctl': systemctl}))
+    probe = fw_facts.Probe(StandInModule(bin_paths={'systemctl': systemctl}))
     facts = fw_facts.fabricmanager_facts(probe, dict(PARAMS, fabricmanager_service='nvidia-fabricmanager'))
     assert facts['service_state'] == 'is-active nvidia-fabricmanager' and facts['version'] is None
     assert probe.tools == {'nv-fabricmanager': None, 'systemctl': systemctl} and probe.errors == []
 
 
 def test_systemctl_the_os_cannot_start_is_reported_like_a_failed_tool(tmp_path):
-    bad = tmp_path / 'systemctl'
-    bad.write_bytes(b'\x00\x01 not a program\n')
-    bad.chmod(0o755)
-    probe = fw_facts.Probe(FakeModule({'systemctl': str(bad)}))
+    bad = unstartable(tmp_path, 'systemctl')
+    probe = fw_facts.Probe(StandInModule(bin_paths={'systemctl': bad}))
     facts = fw_facts.fabricmanager_facts(probe, dict(PARAMS, fabricmanager_service='nvidia-fabricmanager'))
     assert facts['service_state'] is None
     assert probe.errors[0].startswith('%s is-active nvidia-fabricmanager failed (rc=127) - cannot be started' % bad)
@@ -108,7 +85,7 @@ def test_input_errors_name_the_option(tmp_path):
 
 
 def test_gather_without_tools(tmp_path):
-    module = FakeModule()
+    module = StandInModule()
     facts = fw_facts.gather(module, dict(PARAMS, sysfs_root=str(tmp_path), mstflint_path='mstflint',
                                          flint_path='flint'))
     assert facts == {'hca': {}, 'ofed': None, 'kernel_modules': {},

@@ -14,39 +14,17 @@ import pytest
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import irq_affinity_engine as irq_affinity
 
+from .stand_ins import Failed, StandInModule, script, unstartable
+
 TREE = Path(__file__).resolve().parents[2] / "fixtures" / "hand_made" / "irq" / "two-socket-mlx5-numa1-HANDMADE"
 MLX = "0000:81:00.0"
 
 
-class Failed(Exception):
-    pass
-
-
-class FakeModule(object):
-    """What the engine uses of AnsibleModule; ``fail_json`` raises Failed with the result."""
-
-    def __init__(self, root, check_mode=False, diff=False, bin_paths=None, **params):
-        self.params = dict(device=MLX, interface=None, policy="local-node", cpus=None, reserved_cpus=[],
-                           irq_name_regex=None, irqbalance="report", irqbalance_config=str(root / "etc" / "irqb"),
-                           proc_root=str(root), sysfs_root=str(root))
-        self.params.update(params)
-        self.check_mode, self._diff = check_mode, diff
-        self.bin_paths = bin_paths or {}
-        self.warnings = []
-
-    def warn(self, msg):
-        self.warnings.append(msg)
-
-    def fail_json(self, **kw):
-        raise Failed(kw)
-
-    def get_bin_path(self, name, required=False, opt_dirs=None):
-        if required and name not in self.bin_paths:
-            self.fail_json(msg='Failed to find required executable "%s"' % name)
-        return self.bin_paths.get(name)
-
-    def atomic_move(self, src, dest, unsafe_writes=False):
-        shutil.move(src, dest)
+def stand_in(root, check_mode=False, diff=False, bin_paths=None, **params):
+    defaults = dict(device=MLX, interface=None, policy="local-node", cpus=None, reserved_cpus=[], irq_name_regex=None,
+                    irqbalance="report", irqbalance_config=str(root / "etc" / "irqb"), proc_root=str(root),
+                    sysfs_root=str(root))
+    return StandInModule(params, defaults, check_mode=check_mode, diff=diff, bin_paths=bin_paths)
 
 
 @pytest.fixture
@@ -87,7 +65,7 @@ def test_config_path_problem(tmp_path):
 
 
 def test_check_mode_plans_without_writing(root):
-    module = FakeModule(root, check_mode=True, reserved_cpus=["8", "9"])
+    module = stand_in(root, check_mode=True, reserved_cpus=["8", "9"])
     result = irq_affinity.pin(module)
     assert result["changed"] is True and affinity(root, 120) == "0-31"
     assert result["device"] == {"address": MLX, "numa_node": 1, "cpus": [10, 11, 12, 13, 14, 15] + list(range(24, 32))}
@@ -106,10 +84,8 @@ def test_affinity_plan_compares_cpu_sets(root):
 def test_stop_runs_systemctl_through_the_runner(root, tmp_path):
     irqbalance_running(root)
     log = tmp_path / "systemctl.log"
-    systemctl = tmp_path / "systemctl"
-    systemctl.write_text('#!/bin/sh\necho "$LC_ALL $*" >> %s\n' % log)
-    systemctl.chmod(0o755)
-    module = FakeModule(root, irqbalance="stop", bin_paths={"systemctl": str(systemctl)})
+    systemctl = script(tmp_path, "systemctl", 'echo "$LC_ALL $*" >> %s' % log)
+    module = stand_in(root, irqbalance="stop", bin_paths={"systemctl": systemctl})
     result = irq_affinity.pin(module)
     assert result["changed"] is True and result["irqbalance"]["action"] == "stopped"
     assert log.read_text() == "C stop irqbalance\n" and affinity(root, 120) == "8"
@@ -118,18 +94,16 @@ def test_stop_runs_systemctl_through_the_runner(root, tmp_path):
 def test_systemctl_missing_fails_before_any_change(root):
     irqbalance_running(root)
     with pytest.raises(Failed) as failed:
-        irq_affinity.pin(FakeModule(root, irqbalance="stop"))
+        irq_affinity.pin(stand_in(root, irqbalance="stop"))
     assert failed.value.args[0]["msg"] == 'Failed to find required executable "systemctl"'
     assert affinity(root, 120) == "0-31"
 
 
 def test_systemctl_the_os_cannot_start_after_the_file_was_written(root, tmp_path):
     irqbalance_running(root)
-    bad = tmp_path / "systemctl"
-    bad.write_bytes(b"\x00\x01 not a program\n")
-    bad.chmod(0o755)
+    bad = unstartable(tmp_path, "systemctl")
     with pytest.raises(Failed) as failed:
-        irq_affinity.pin(FakeModule(root, irqbalance="ban", bin_paths={"systemctl": str(bad)}))
+        irq_affinity.pin(stand_in(root, irqbalance="ban", bin_paths={"systemctl": bad}))
     kw = failed.value.args[0]
     assert kw["changed"] is True and kw["irqbalance"]["action"] == "banned"
     assert kw["msg"].startswith("%s restart irqbalance failed (rc 127): " % bad)
@@ -139,8 +113,8 @@ def test_systemctl_the_os_cannot_start_after_the_file_was_written(root, tmp_path
 
 def test_device_problems_fail_unchanged(root):
     with pytest.raises(Failed) as failed:
-        irq_affinity.pin(FakeModule(root, device="0000:99:00.0"))
+        irq_affinity.pin(stand_in(root, device="0000:99:00.0"))
     assert failed.value.args[0]["changed"] is False and "not found" in failed.value.args[0]["msg"]
     with pytest.raises(Failed) as failed:
-        irq_affinity.pin(FakeModule(root, irq_name_regex="nothing-matches"))
+        irq_affinity.pin(stand_in(root, irq_name_regex="nothing-matches"))
     assert failed.value.args[0]["msg"] == "no IRQs of %s match irq_name_regex 'nothing-matches'" % MLX

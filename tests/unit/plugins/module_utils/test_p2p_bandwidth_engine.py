@@ -6,51 +6,39 @@ with a stand-in module and a small script standing in for nvbandwidth."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import p2p_bandwidth_engine as engine
 
+from .stand_ins import Failed, StandInModule, run_result, script
+
 HAND = Path(__file__).resolve().parents[2] / 'fixtures' / 'hand_made'
 NVB = HAND / 'nvbandwidth-4xH100-d2d-HANDMADE.txt'
 
 
-class Failed(Exception):
-    pass
+DEFAULTS = dict(tool='nvbandwidth', executable=None, testcases=[], args=[], timeout=60, min_gbytes_per_s=None,
+                min_bidir_gbytes_per_s=None, max_latency_us=None, require_p2p=True, expected_gpus=None, rung='p2p')
+res = functools.partial(run_result, cmd='nvbandwidth')
 
 
-class FakeModule:
-    aliases = {'min_gbps': 'min_gbytes_per_s', 'min_bidir_gbps': 'min_bidir_gbytes_per_s'}
-
-    def __init__(self, check_mode=False, bins=None, **params):
-        self.params = dict(tool='nvbandwidth', executable=None, testcases=[], args=[], timeout=60,
-                           min_gbytes_per_s=None, min_bidir_gbytes_per_s=None, max_latency_us=None, require_p2p=True,
-                           expected_gpus=None, rung='p2p')
-        self.params.update(params)
-        self.check_mode = check_mode
-        self.bins = bins or {}
-
-    def get_bin_path(self, name, required=False, opt_dirs=None):
-        return self.bins.get(name)
-
-    def fail_json(self, msg, **kwargs):
-        raise Failed(dict(kwargs, msg=msg))
-
-
-def res(stdout='', rc=0):
-    return dict(rc=rc, stdout=stdout, stderr='', timed_out=False, elapsed=1.0, cmd='nvbandwidth', start_error=None)
+def stand_in(check_mode=False, **params):
+    module = StandInModule(params, DEFAULTS, check_mode=check_mode)
+    module.aliases = {'min_gbps': 'min_gbytes_per_s', 'min_bidir_gbps': 'min_bidir_gbytes_per_s'}
+    return module
 
 
 def test_build_argv():
-    params = FakeModule(testcases=['a', 'b'], args=['-i', '3']).params
+    params = stand_in(testcases=['a', 'b'], args=['-i', '3']).params
     assert engine.build_argv('/x/nvbandwidth', params) == ['/x/nvbandwidth', '-t', 'a', '-t', 'b', '-i', '3']
-    params = FakeModule(tool='p2pBandwidthLatencyTest', testcases=['a'], args=['--p2p_read']).params
+    params = stand_in(tool='p2pBandwidthLatencyTest', testcases=['a'], args=['--p2p_read']).params
     assert engine.build_argv('p2p', params) == ['p2p', '--p2p_read']  # test cases are nvbandwidth's
 
 
 def test_judge_names_the_slow_pair():
-    params = FakeModule(testcases=['device_to_device_memcpy_write_ce'], min_gbytes_per_s=300.0).params
+    params = stand_in(testcases=['device_to_device_memcpy_write_ce'], min_gbytes_per_s=300.0).params
     out = engine.judge(res(NVB.read_text()), params)
     assert out['worst_pairs']['device_to_device_memcpy_write_ce'] == {'pair': 'GPU 2 <- GPU 3', 'value': 52.1}
     assert out['msg'] == '; '.join(out['failures'])
@@ -58,30 +46,28 @@ def test_judge_names_the_slow_pair():
 
 
 def test_judge_pass_message():
-    params = FakeModule(testcases=['device_to_device_memcpy_write_ce']).params
+    params = stand_in(testcases=['device_to_device_memcpy_write_ce']).params
     out = engine.judge(res(NVB.read_text()), params)
     assert out['failures'] == [], out['failures']
     assert out['msg'].startswith('p2p (nvbandwidth): device_to_device_bidirectional_memcpy_write_ce worst ')
 
 
 def test_run_check_mode_and_not_found():
-    assert engine.run(FakeModule(check_mode=True, testcases=['x'])) == dict(
+    assert engine.run(stand_in(check_mode=True, testcases=['x'])) == dict(
         changed=False, skipped=True, cmd='nvbandwidth -t x', tool='nvbandwidth', failures=[],
         msg='skipped: check mode, nvbandwidth not run')
-    out = engine.run(FakeModule())
+    out = engine.run(stand_in())
     assert out['failures'] == ['executable not found'] and out['tool'] == 'nvbandwidth'
 
 
 def test_run_refuse_names_the_alias_used():
-    module = FakeModule(min_gbps=-1, min_gbytes_per_s=-1)
+    module = stand_in(min_gbps=-1, min_gbytes_per_s=-1)
     with pytest.raises(Failed) as exc:
         engine.run(module)
     assert 'min_gbps (alias of min_gbytes_per_s)' in exc.value.args[0]['msg']
 
 
 def test_run_with_a_stand_in(tmp_path):
-    exe = tmp_path / 'nvbandwidth'
-    exe.write_text('#!/bin/sh\ncat %s\n' % NVB)
-    exe.chmod(0o755)
-    out = engine.run(FakeModule(executable=str(exe), testcases=['device_to_device_memcpy_write_ce']))
+    exe = script(tmp_path, 'nvbandwidth', 'cat %s' % NVB)
+    out = engine.run(stand_in(executable=exe, testcases=['device_to_device_memcpy_write_ce']))
     assert out['failures'] == [] and out['rc'] == 0 and out['cmd'] == '%s -t device_to_device_memcpy_write_ce' % exe

@@ -18,6 +18,8 @@ from ansible_collections.gpufleet.cluster.plugins.module_utils import roce_qos_e
 from ansible_collections.gpufleet.cluster.plugins.module_utils import roce_sysfs
 from ansible_collections.gpufleet.cluster.plugins.modules.roce_qos import ARGUMENT_SPEC
 
+from .stand_ins import script, unstartable
+
 TREE = Path(__file__).resolve().parents[2] / "fixtures" / "hand_made" / "roce" / "cx6-roce-HANDMADE"
 NET = "sys/class/net/ens1f0np0"
 
@@ -37,13 +39,6 @@ def params(tree=None, **kw):
         p.update(sysfs_root=str(tree), configfs_root=str(tree / "configfs"))
     p.update(kw)
     return p
-
-
-def script(tmp_path, name, body):
-    path = tmp_path / name
-    path.write_text("#!/bin/sh\n" + body + "\n")
-    path.chmod(0o755)
-    return str(path)
 
 
 def no_find(name):
@@ -154,11 +149,9 @@ def test_tool_run_through_the_runner(tmp_path):
         engine.Tool("dcb", bad).run([bad, "pfc", "show"])
     assert str(exc.value) == "%s pfc show failed (rc 2): Error: hand-made" % bad
     assert (exc.value.rc, exc.value.out, exc.value.argv) == (2, "out\n", [bad, "pfc", "show"])
-    garbage = tmp_path / "garbage"
-    garbage.write_bytes(b"\x00\x01 not a program\n")
-    garbage.chmod(0o755)
+    garbage = unstartable(tmp_path, "garbage")
     with pytest.raises(engine.ToolError) as exc:
-        engine.Tool("dcb", str(garbage)).run([str(garbage)])
+        engine.Tool("dcb", garbage).run([garbage])
     assert exc.value.rc == 127 and "failed (rc 127): " in str(exc.value)
 
 

@@ -14,43 +14,25 @@ import pytest
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import slurm_node_engine as slurm_node
 
+from .stand_ins import Failed, StandInModule, script, unstartable
+
 FIX = Path(__file__).resolve().parents[2] / 'fixtures' / 'slurm'
 IDLE = FIX / 'scontrol_show_node_idle.txt'  # dev-slurm-n1, IDLE, no reason
 JOBS = FIX / 'squeue_node_jobs.txt'
 
 
-class Failed(Exception):
-    pass
+DEFAULTS = dict(name='dev-slurm-n1', state='query', reason=None, reason_prefix='gpufleet', run_id='adhoc',
+                failure=False, passed=False, force=False, wait_idle=False, timeout=3600, poll_interval=5,
+                scontrol_path=None, squeue_path=None)
 
 
-class FakeModule(object):
-    """What the engine uses of AnsibleModule; ``fail_json`` raises Failed with the result."""
-
-    def __init__(self, check_mode=False, diff=False, bin_paths=None, **params):
-        self.params = dict(name='dev-slurm-n1', state='query', reason=None, reason_prefix='gpufleet', run_id='adhoc',
-                           failure=False, passed=False, force=False, wait_idle=False, timeout=3600, poll_interval=5,
-                           scontrol_path=None, squeue_path=None)
-        self.params.update(params)
-        self.check_mode, self._diff = check_mode, diff
-        self.bin_paths = bin_paths or {}
-        self.warnings = []
-
-    def warn(self, msg):
-        self.warnings.append(msg)
-
-    def fail_json(self, **kw):
-        raise Failed(kw)
-
-    def get_bin_path(self, name, required=False, opt_dirs=None):
-        return self.bin_paths.get(name)
+def stand_in(check_mode=False, diff=False, bin_paths=None, **params):
+    return StandInModule(params, DEFAULTS, check_mode=check_mode, diff=diff, bin_paths=bin_paths)
 
 
 def tool(tmp_path, name, body):
-    """A HANDMADE stand-in that logs its arguments to ``calls.log`` and runs ``body``."""
-    path = tmp_path / name
-    path.write_text('#!/bin/sh\necho "%s $*" >> %s\n%s\n' % (name, shlex.quote(str(tmp_path / 'calls.log')), body))
-    path.chmod(0o755)
-    return str(path)
+    """A HANDMADE stand-in that logs its name and arguments to ``calls.log`` and runs ``body``."""
+    return script(tmp_path, name, 'echo "%s $*" >> %s\n%s' % (name, shlex.quote(str(tmp_path / 'calls.log')), body))
 
 
 @pytest.fixture
@@ -66,25 +48,23 @@ def calls(tmp_path):
 
 def test_commands_run_in_the_c_locale(tmp_path):
     exe = tool(tmp_path, 'scontrol', 'echo "$LANG $LC_ALL"')
-    slurm = slurm_node.Slurm(FakeModule(scontrol_path=exe, squeue_path=exe))
+    slurm = slurm_node.Slurm(stand_in(scontrol_path=exe, squeue_path=exe))
     assert slurm.call([exe, 'x']) == (0, 'C C\n', '')
 
 
 def test_missing_tools_are_looked_up_on_path_and_named():
-    module = FakeModule(bin_paths={'scontrol': '/usr/bin/scontrol', 'squeue': '/usr/bin/squeue'})
+    module = stand_in(bin_paths={'scontrol': '/usr/bin/scontrol', 'squeue': '/usr/bin/squeue'})
     slurm = slurm_node.Slurm(module)
     assert (slurm.scontrol, slurm.squeue) == ('/usr/bin/scontrol', '/usr/bin/squeue')
     with pytest.raises(Failed) as failed:
-        slurm_node.Slurm(FakeModule(bin_paths={'scontrol': '/usr/bin/scontrol'}))
+        slurm_node.Slurm(stand_in(bin_paths={'scontrol': '/usr/bin/scontrol'}))
     assert failed.value.args[0]['msg'].startswith("squeue not found on PATH (")
     assert failed.value.args[0]['msg'].endswith("); set squeue_path to the path of Slurm's squeue")
 
 
 def test_program_the_os_cannot_start_names_its_option(tmp_path, slurm_tools):
-    bad = tmp_path / 'squeue-bad'
-    bad.write_bytes(b'\x00\x01 not a program\n')
-    bad.chmod(0o755)
-    slurm = slurm_node.Slurm(FakeModule(**dict(slurm_tools, squeue_path=str(bad))))
+    bad = unstartable(tmp_path, 'squeue-bad')
+    slurm = slurm_node.Slurm(stand_in(**dict(slurm_tools, squeue_path=bad)))
     with pytest.raises(Failed) as failed:
         slurm.jobs('dev-slurm-n1')
     kw = failed.value.args[0]
@@ -95,7 +75,7 @@ def test_program_the_os_cannot_start_names_its_option(tmp_path, slurm_tools):
 
 def test_failure_after_update_says_the_node_was_changed(tmp_path, slurm_tools):
     broken = tool(tmp_path, 'squeue-broken', 'echo "squeue: error: Unable to contact slurm controller" >&2; exit 1')
-    slurm = slurm_node.Slurm(FakeModule(**dict(slurm_tools, squeue_path=broken)))
+    slurm = slurm_node.Slurm(stand_in(**dict(slurm_tools, squeue_path=broken)))
     slurm.update('dev-slurm-n1', 'drain', 'gpufleet[q4]: upgrading')
     with pytest.raises(Failed) as failed:
         slurm.jobs('dev-slurm-n1')
@@ -108,13 +88,13 @@ def test_failure_after_update_says_the_node_was_changed(tmp_path, slurm_tools):
 
 def test_reason_is_passed_as_is(tmp_path, slurm_tools):
     """One argv item, no shell and no $VAR or ~ expansion (AnsibleModule.run_command expanded both)."""
-    slurm = slurm_node.Slurm(FakeModule(**slurm_tools))
+    slurm = slurm_node.Slurm(stand_in(**slurm_tools))
     slurm.update('dev-slurm-n1', 'down', 'gpufleet[x]: $HOME ~ "quoted"')
     assert calls(tmp_path) == ['scontrol update nodename=dev-slurm-n1 state=DOWN reason=gpufleet[x]: $HOME ~ "quoted"']
 
 
 def test_check_mode_drain_reports_the_change_without_update(tmp_path, slurm_tools):
-    module = FakeModule(check_mode=True, diff=True, state='drain', reason='rollout', **slurm_tools)
+    module = stand_in(check_mode=True, diff=True, state='drain', reason='rollout', **slurm_tools)
     failed, result = slurm_node.manage(module, 'dev-slurm-n1')
     assert failed is False and result['changed'] is True and result['action'] == 'DRAIN'
     assert result['diff']['after'] == {'state': 'IDLE+DRAIN', 'reason': 'gpufleet[adhoc]: rollout'}
@@ -126,7 +106,7 @@ def test_wait_idle_timeout_is_a_failed_result(tmp_path, slurm_tools, monkeypatch
     clock = [1000.0]
     monkeypatch.setattr(slurm_node.time, 'time', lambda: clock[0])
     monkeypatch.setattr(slurm_node.time, 'sleep', lambda s: clock.__setitem__(0, clock[0] + s))
-    module = FakeModule(wait_idle=True, timeout=10, poll_interval=4, **slurm_tools)
+    module = stand_in(wait_idle=True, timeout=10, poll_interval=4, **slurm_tools)
     failed, result = slurm_node.manage(module, 'dev-slurm-n1')
     assert failed is True and result['changed'] is False and result['waited'] == 10.0
     assert result['msg'].startswith('node dev-slurm-n1 still runs 2 job(s) after 10s (timeout): 1 (sleep job, user '
@@ -150,16 +130,16 @@ def test_wait_idle_stops_when_the_jobs_end():
 @pytest.mark.parametrize('name', ['', ' ', '-a', 'gpu[01-02]', 'a,b', 'a b'])
 def test_refuse_bad_name(name):
     with pytest.raises(Failed) as failed:
-        slurm_node.refuse_bad_input(FakeModule(name=name))
+        slurm_node.refuse_bad_input(stand_in(name=name))
     assert failed.value.args[0]['msg'].startswith('name must be one Slurm NodeName')
 
 
 def test_refuse_collects_option_errors(tmp_path):
     with pytest.raises(Failed) as failed:
-        slurm_node.refuse_bad_input(FakeModule(run_id='a b', timeout=0, poll_interval=0,
-                                               scontrol_path=str(tmp_path / 'nope')))
+        slurm_node.refuse_bad_input(stand_in(run_id='a b', timeout=0, poll_interval=0,
+                                             scontrol_path=str(tmp_path / 'nope')))
     msg = failed.value.args[0]['msg']
     nope = 'scontrol_path %s does not exist' % (tmp_path / 'nope')
     for opt in ('run_id must', 'timeout must', 'poll_interval must', nope):
         assert opt in msg
-    assert slurm_node.refuse_bad_input(FakeModule(name=' dev-slurm-n1 ')) == 'dev-slurm-n1'
+    assert slurm_node.refuse_bad_input(stand_in(name=' dev-slurm-n1 ')) == 'dev-slurm-n1'

@@ -14,6 +14,8 @@ import pytest
 from ansible_collections.gpufleet.cluster.plugins.module_utils import ssh_login as sl
 from ansible_collections.gpufleet.cluster.plugins.module_utils import ssh_login_facts_engine as engine
 
+from .stand_ins import Failed, StandInModule, script
+
 ME = pwd.getpwuid(os.getuid())
 ACCEPTED = 'Accepted publickey for %s from 10.254.77.1 port 38392 ssh2: ED25519 SHA256:abc' % ME.pw_name
 # /proc/net/tcp: the listener, this session (10.254.77.1:38392 -> :22) and a port forward sshd opened
@@ -23,33 +25,17 @@ TCP = ('  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrn
        '   2: 964DFE0A:B000 0A0A0A0A:1F90 01 00000000:00000000 02:000AFC64 00000000     0        0 2911477 4 0 20 4 17 22 -1\n')
 
 
-class Failed(Exception):
-    pass
-
-
-class FakeModule:
-    def __init__(self, tmp_path, bins=None, **params):
-        config = tmp_path / 'sshd_config'
-        config.write_text('Port 22\n')
-        self.params = dict(user=ME.pw_name, public_keys=[], resolve_hostname=False, config_file=str(config),
-                           sshd_path='sshd', journalctl_path='journalctl', auth_logs=[], proc_root=str(tmp_path),
-                           pid=0)
-        self.params.update(params)
-        self.bins = bins or {}
-
-    def get_bin_path(self, name, required=False, opt_dirs=None):
-        return self.bins.get(name)
-
-    def fail_json(self, msg, **kwargs):
-        raise Failed(dict(kwargs, msg=msg))
+def stand_in(tmp_path, bin_paths=None, **params):
+    config = tmp_path / 'sshd_config'
+    config.write_text('Port 22\n')
+    defaults = dict(user=ME.pw_name, public_keys=[], resolve_hostname=False, config_file=str(config), sshd_path='sshd',
+                    journalctl_path='journalctl', auth_logs=[], proc_root=str(tmp_path), pid=0)
+    return StandInModule(params, defaults, bin_paths=bin_paths)
 
 
 def tool(tmp_path, name, body):
-    path = tmp_path / 'bin' / name
-    path.parent.mkdir(exist_ok=True)
-    path.write_text('#!/bin/sh\necho "$@" >> %s\n%s\n' % (tmp_path / ('%s.calls' % name), body))
-    path.chmod(0o755)
-    return str(path)
+    """A stand-in ``bin/name`` that logs its arguments to ``name.calls`` and runs ``body``."""
+    return script(tmp_path / 'bin', name, body, calls=tmp_path / ('%s.calls' % name))
 
 
 def proc(tmp_path, tree):
@@ -81,7 +67,7 @@ def test_gather_a_session(tmp_path):
     sshd = tool(tmp_path, 'sshd', 'printf "port 22\\npasswordauthentication no\\nauthorizedkeysfile %s\\n'
                                   'ciphers aes256-gcm@openssh.com\\n"' % keys)
     journalctl = tool(tmp_path, 'journalctl', 'echo "%s"' % ACCEPTED)
-    module = FakeModule(tmp_path, proc_root=root, pid=200, bins={'sshd': sshd, 'journalctl': journalctl})
+    module = stand_in(tmp_path, proc_root=root, pid=200, bin_paths={'sshd': sshd, 'journalctl': journalctl})
     login = engine.gather(module)
     assert login['connection']['pid'] == 114 and login['notes'] == []
     assert login['auth'] == {'method': 'publickey', 'user': ME.pw_name, 'key_type': 'ED25519',
@@ -99,15 +85,15 @@ def test_auth_log_when_the_journal_has_nothing(tmp_path):
     root = proc(tmp_path, {200: ('bash', 114, {}), 114: ('sshd', 1, {3: '2911476'})})
     sshd = tool(tmp_path, 'sshd', 'echo "port 22"')
     journalctl = tool(tmp_path, 'journalctl', 'exit 1')
-    login = engine.gather(FakeModule(tmp_path, proc_root=root, pid=200, auth_logs=[str(log)],
-                                     bins={'sshd': sshd, 'journalctl': journalctl}))
+    login = engine.gather(stand_in(tmp_path, proc_root=root, pid=200, auth_logs=[str(log)],
+                                   bin_paths={'sshd': sshd, 'journalctl': journalctl}))
     assert login['auth']['source'] == str(log)
 
 
 def test_no_session_is_a_note(tmp_path):
     root = proc(tmp_path, {300: ('python3', 1, {})})
     sshd = tool(tmp_path, 'sshd', 'echo "port 22"')
-    login = engine.gather(FakeModule(tmp_path, proc_root=root, pid=300, bins={'sshd': sshd}))
+    login = engine.gather(stand_in(tmp_path, proc_root=root, pid=300, bin_paths={'sshd': sshd}))
     assert login['connection'] is None and login['auth'] is None
     assert login['notes'] == ['no sshd process with an established TCP connection above pid 300: not an SSH session']
 
@@ -115,7 +101,7 @@ def test_no_session_is_a_note(tmp_path):
 def test_sshd_T_failure_names_the_command(tmp_path):
     root = proc(tmp_path, {300: ('python3', 1, {})})
     sshd = tool(tmp_path, 'sshd', 'echo "line 3: Bad configuration option: Bogus" >&2; exit 255')
-    module = FakeModule(tmp_path, proc_root=root, pid=300, sshd_path=sshd)
+    module = stand_in(tmp_path, proc_root=root, pid=300, sshd_path=sshd)
     with pytest.raises(Failed) as exc:
         engine.gather(module)
     assert exc.value.args[0]['msg'] == ('%s -T -f %s fails, so its effective configuration cannot be checked: line 3: '
@@ -128,7 +114,7 @@ def test_sshd_T_failure_names_the_command(tmp_path):
 def test_bad_input_is_refused(tmp_path, params, option):
     sshd = tool(tmp_path, 'sshd', 'echo "port 22"')
     with pytest.raises(Failed) as exc:
-        engine.gather(FakeModule(tmp_path, bins={'sshd': sshd}, **params))
+        engine.gather(stand_in(tmp_path, bin_paths={'sshd': sshd}, **params))
     assert exc.value.args[0]['msg'].startswith(option)
 
 
