@@ -101,8 +101,8 @@ def test_the_parser_is_the_owner(text):
 
 def test_filter_is_wired_and_refuses_a_bad_shape():
     flt = FilterModule().filters()['ofed_info_version']
-    assert flt('OFED-internal-2.9.1:') == {'raw': 'OFED-internal-2.9.1', 'distribution': 'OFED-internal',
-                                          'version': '2.9.1'}
+    want = {'raw': 'OFED-internal-2.9.1', 'distribution': 'OFED-internal', 'version': '2.9.1'}
+    assert flt('OFED-internal-2.9.1:') == want
     with pytest.raises(AnsibleFilterError, match='ofed_info_version'):
         flt({'stdout': 'OFED-internal-2.9.1:'})
 
