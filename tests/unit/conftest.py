@@ -164,6 +164,29 @@ def run_adhoc():
     return _run
 
 
+@pytest.fixture
+def run_play(tmp_path):
+    """Run a playbook text on localhost (connection local, the repo's ansible.cfg) with ``extra`` as extra
+    vars; return ``(rc, output)``. Skips when the venv's ansible-playbook is missing."""
+    import json
+    import subprocess
+
+    ansible_playbook = Path(sys.executable).parent / 'ansible-playbook'
+    if not ansible_playbook.is_file():
+        pytest.skip('ansible-playbook not in the venv (run scripts/setup)')
+
+    def _run(playbook, extra):
+        (tmp_path / 'play.yml').write_text(playbook)
+        (tmp_path / 'vars.json').write_text(json.dumps(dict(extra, ansible_python_interpreter=sys.executable)))
+        env = dict(os.environ, ANSIBLE_NOCOLOR='1', ANSIBLE_DEPRECATION_WARNINGS='0')
+        proc = subprocess.run([str(ansible_playbook), '-i', 'localhost,', str(tmp_path / 'play.yml'),
+                               '-e', '@%s' % (tmp_path / 'vars.json')], cwd=str(REPO_ROOT), env=env,
+                              capture_output=True, text=True, timeout=300, check=False)
+        return proc.returncode, proc.stdout[-3000:] + proc.stderr[-2000:]
+
+    return _run
+
+
 def _damaged(text, seed=0, none=False):
     """Cut and garbled copies of ``text`` (deterministic): cut at fractions of its length and at line
     boundaries, 40 copies with three lines each truncated, replaced by noise, deleted or with digits

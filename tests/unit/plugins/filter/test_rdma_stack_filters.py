@@ -15,7 +15,6 @@ __metaclass__ = type
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -133,24 +132,15 @@ PLAYBOOK = """
 """
 
 
-def test_filter_through_ansible(tmp_path):
+def test_filter_through_ansible(tmp_path, run_play):
     """The FQCN filter in a real play (connection local) on the stand-in's output and on a failed probe."""
-    ansible_playbook = Path(sys.executable).parent / 'ansible-playbook'
-    if not ansible_playbook.is_file():
-        pytest.skip('ansible-playbook not in the venv (run scripts/setup)')
     stub = tmp_path / 'stub'
     stub.mkdir()
     out = tmp_path / 'out.json'
     extra = {'out': str(out), 'probe': {'stdout': _stand_in(stub, '2.9.1-1gpufleet1').rstrip('\n'), 'rc': 0},
-             'failed_probe': {'rc': 2, 'msg': '[Errno 2] No such file or directory', 'failed': True},
-             'ansible_python_interpreter': sys.executable}
-    (tmp_path / 'play.yml').write_text(PLAYBOOK)
-    (tmp_path / 'vars.json').write_text(json.dumps(extra))
-    env = dict(os.environ, ANSIBLE_NOCOLOR='1', ANSIBLE_DEPRECATION_WARNINGS='0')
-    proc = subprocess.run([str(ansible_playbook), '-i', 'localhost,', str(tmp_path / 'play.yml'),
-                           '-e', '@%s' % (tmp_path / 'vars.json')], cwd=str(REPO_ROOT), env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+             'failed_probe': {'rc': 2, 'msg': '[Errno 2] No such file or directory', 'failed': True}}
+    rc, output = run_play(PLAYBOOK, extra)
+    assert rc == 0, output
     got = json.loads(out.read_text())
     assert got == {'ofed': {'raw': 'OFED-internal-2.9.1', 'distribution': 'OFED-internal', 'version': '2.9.1'},
                    'none': {}, 'empty': True}

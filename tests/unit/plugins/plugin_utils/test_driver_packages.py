@@ -14,9 +14,6 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -193,24 +190,15 @@ PLAYBOOK = """
 """
 
 
-def test_filters_through_ansible(tmp_path):
+def test_filters_through_ansible(tmp_path, run_play):
     """The FQCN filters in a real play (connection local): the values reach Ansible's templating unchanged."""
-    ansible_playbook = Path(sys.executable).parent / 'ansible-playbook'
-    if not ansible_playbook.is_file():
-        pytest.skip('ansible-playbook not in the venv (run scripts/setup)')
     out = tmp_path / 'out.json'
     extra = {'out': str(out), 'probe': {'stdout_lines': BRANCH_MOVE}, 'version': '550.127.08',
              'versioned': VERSIONED, 'unversioned': [PRECOMPILED],
              'fm_probe': {'stdout_lines': ['nvidia-fabricmanager-550\t550.127.08-1\thi ']}, 'fm_version': 570.86,
-             'fm_pkg': 'nvidia-fabricmanager-570', 'installed': {'stdout': 'hi 1:550.127.08-1'},
-             'ansible_python_interpreter': sys.executable}
-    (tmp_path / 'play.yml').write_text(PLAYBOOK)
-    (tmp_path / 'vars.json').write_text(json.dumps(extra))
-    env = dict(os.environ, ANSIBLE_NOCOLOR='1', ANSIBLE_DEPRECATION_WARNINGS='0')
-    proc = subprocess.run([str(ansible_playbook), '-i', 'localhost,', str(tmp_path / 'play.yml'),
-                           '-e', '@%s' % (tmp_path / 'vars.json')], cwd=str(REPO_ROOT), env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+             'fm_pkg': 'nvidia-fabricmanager-570', 'installed': {'stdout': 'hi 1:550.127.08-1'}}
+    rc, output = run_play(PLAYBOOK, extra)
+    assert rc == 0, output
     got = json.loads(out.read_text())
     assert got['state'] == package_state(BRANCH_MOVE, '550.127.08', VERSIONED, [PRECOMPILED])
     assert got['fm']['others'] == got['fm']['held_elsewhere'] == ['nvidia-fabricmanager-550']
