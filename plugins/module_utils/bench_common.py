@@ -136,3 +136,16 @@ def check_output(failures, rung, subject, cmd, complete=True, missing='', malfor
                         % (rung, len(malformed), subject, shown, more, cmd))
         ok = False
     return ok
+
+
+def not_run(check_mode, exe, rung, name, what, cmd, **extra):
+    """The result of a rung that does not run, or None when it runs: in check mode it is skipped (nothing is
+    run, ``failures`` empty); without an executable it fails with 'executable not found'. ``name`` is the
+    executable as given, ``what`` what the check-mode message calls it, ``extra`` keys both results carry."""
+    if check_mode:
+        return dict(changed=False, skipped=True, cmd=cmd, failures=[], msg='skipped: check mode, %s not run' % what,
+                    **extra)
+    if exe is None:
+        return dict(msg='%s: %s not found on PATH; cmd: %s' % (rung, name, cmd), cmd=cmd,
+                    failures=['executable not found'], **extra)
+    return None

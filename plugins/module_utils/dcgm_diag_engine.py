@@ -121,11 +121,9 @@ def run(module):
     fmt = params['output_format']
     argv = build_argv(exe or params['executable'], params, fmt != 'text')
     cmd = runner.cmdline(argv)
-    if module.check_mode:
-        return dict(changed=False, skipped=True, cmd=cmd, failures=[], msg='skipped: check mode, dcgmi diag not run')
-    if exe is None:
-        return dict(msg='%s: %s not found on PATH; cmd: %s' % (rung, params['executable'], cmd), cmd=cmd,
-                    failures=['executable not found'])
+    early = bc.not_run(module.check_mode, exe, rung, params['executable'], 'dcgmi diag', cmd)
+    if early:
+        return early
 
     res = runner.run(argv, timeout=params['timeout'])
     if fmt == 'auto' and '{' not in res['stdout'] and not res['timed_out']:

@@ -118,11 +118,9 @@ def run(module):
     exe = runner.find(module, params['executable'])
     argv = build_argv(exe or params['executable'], params)
     cmd = runner.cmdline(argv)
-    if module.check_mode:
-        return dict(changed=False, skipped=True, cmd=cmd, failures=[], msg='skipped: check mode, gpu_burn not run')
-    if exe is None:
-        return dict(msg='%s: %s not found on PATH; cmd: %s' % (rung, params['executable'], cmd), cmd=cmd,
-                    failures=['executable not found'])
+    early = bc.not_run(module.check_mode, exe, rung, params['executable'], 'gpu_burn', cmd)
+    if early:
+        return early
     chdir = params['chdir'] or (os.path.dirname(exe) if os.sep in params['executable'] else None)
     timeout = params['timeout'] if params['timeout'] is not None else params['duration'] + 300
     return judge(runner.run(argv, timeout=timeout, cwd=chdir), params, timeout)

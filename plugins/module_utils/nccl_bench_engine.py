@@ -98,12 +98,9 @@ def run(module):
         exe = exe or params['executable']
     argv = build_argv(params, exe or params['executable'], launcher_exe)
     cmd = runner.cmdline(argv)
-    if module.check_mode:
-        return dict(changed=False, skipped=True, cmd=cmd, failures=[],
-                    msg='skipped: check mode, %s not run' % tool_name)
-    if exe is None:
-        return dict(msg='%s: %s not found on PATH; cmd: %s' % (rung, params['executable'], cmd), cmd=cmd,
-                    failures=['executable not found'])
+    early = bc.not_run(module.check_mode, exe, rung, params['executable'], tool_name, cmd)
+    if early:
+        return early
 
     env_update = dict(params['env']) if params['launcher'] != 'mpirun' else {}
     res = runner.run(argv, timeout=params['timeout'], env_update=env_update)

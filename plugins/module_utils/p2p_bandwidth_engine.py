@@ -202,12 +202,9 @@ def run(module):
     exe = runner.find(module, name)
     argv = build_argv(exe or name, params)
     cmd = runner.cmdline(argv)
-    if module.check_mode:
-        return dict(changed=False, skipped=True, cmd=cmd, tool=tool, failures=[],
-                    msg='skipped: check mode, %s not run' % tool)
-    if exe is None:
-        return dict(msg='%s: %s not found on PATH; cmd: %s' % (rung, name, cmd), cmd=cmd, tool=tool,
-                    failures=['executable not found'])
+    early = bc.not_run(module.check_mode, exe, rung, name, tool, cmd, tool=tool)
+    if early:
+        return early
     return judge(runner.run(argv, timeout=params['timeout']), params)
 
 

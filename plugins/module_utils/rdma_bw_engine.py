@@ -138,12 +138,9 @@ def run(module):
     client_argv = common + [params['server'] or '127.0.0.1']
     main_argv = common if role == 'server' else client_argv
     cmd = runner.cmdline(main_argv)
-    if module.check_mode:
-        return dict(changed=False, skipped=True, cmd=cmd, role=role, failures=[],
-                    msg='skipped: check mode, %s not run' % tool)
-    if exe is None:
-        return dict(msg='%s: %s not found on PATH; cmd: %s' % (rung, params['executable'], cmd), cmd=cmd, role=role,
-                    failures=['executable not found'])
+    early = bc.not_run(module.check_mode, exe, rung, params['executable'], tool, cmd, role=role)
+    if early:
+        return early
 
     server_info = None
     if role == 'loopback':

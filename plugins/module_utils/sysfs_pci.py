@@ -55,15 +55,6 @@ def link_gen(speed):
     return GT_TO_GEN.get(value)
 
 
-def _int(text, base=10):
-    if text is None:
-        return None
-    try:
-        return int(text, base)
-    except ValueError:
-        return None
-
-
 def _hex_id(text):
     """Normalise an id file (``0x10de``); None when it is not hex (a garbled or cut file)."""
     if text is None:
@@ -95,7 +86,7 @@ def read_device(path):
     if klass is not None:
         class_id = _hex_id(klass)
         dev["class"] = CLASSES.get(class_id[:6], "other") if class_id and len(class_id) == 8 else "unknown"
-    numa = _int(_read(os.path.join(path, "numa_node")))
+    numa = _sysfs.read_int(os.path.join(path, "numa_node"))
     if numa is not None:
         dev["numa_node"] = numa
     cpus = _read(os.path.join(path, "local_cpulist"))
@@ -106,7 +97,7 @@ def read_device(path):
         dev["driver"] = os.path.basename(os.readlink(driver))
     for which in ("current", "max"):
         speed = _read(os.path.join(path, "%s_link_speed" % which))
-        width = _int(_read(os.path.join(path, "%s_link_width" % which)))
+        width = _sysfs.read_int(os.path.join(path, "%s_link_width" % which))
         if speed is not None:
             dev["%s_link_speed" % which] = speed
             gen = link_gen(speed)
