@@ -10,7 +10,10 @@ install exactly that, the checks report every node that differs, and a rollout c
 This module validates a manifest (``lock_errors``; given the hosts' ``rdma_stack_provider``, an OFED key
 that nothing would install or check is an error too), turns it into the expectations the node checks use
 (``lock_expectations``) and compares installed package versions with it (``package_deviations``).
-Pure functions: used by the ``version_lock_errors`` filter on the controller before any host is touched,
+It owns the Fabric Manager rule - Fabric Manager is exactly the driver's version - for the lock
+(``lock_errors``), for the version a lock implies (``lock_fabricmanager``) and for any two versions a role
+holds (``fabricmanager_errors``).
+Pure functions: used by the ``version_lock_*`` filters on the controller before any host is touched,
 and by the node checks (``hwcheck``).
 """
 
@@ -69,6 +72,8 @@ OFED_KEY_PROVIDERS = {
 }
 PACKAGE_NAME_RE = r'^[a-z0-9][a-z0-9+._-]*$'
 PACKAGE_VERSION_RE = r'^(\d+:)?[0-9][\w.+~:-]*$'
+# Why Fabric Manager must be the driver's version exactly (the end of every message of the rule).
+FABRICMANAGER_RULE = 'Fabric Manager refuses to start against another driver version'
 
 
 def _text(value):
@@ -154,13 +159,36 @@ def _cross_errors(name, lock, bad):
         errors.append('%s.nvidia_driver_branch = %s does not match %s.nvidia_driver = %s (branch %s)'
                       % (name, branch, name, driver, driver.split('.')[0]))
     if fm and driver and fm != driver:
-        errors.append('%s.fabricmanager = %s must equal %s.nvidia_driver = %s exactly: Fabric Manager refuses '
-                      'to start against another driver version' % (name, fm, name, driver))
+        errors.append(_fabricmanager_mismatch('%s.fabricmanager = %s' % (name, fm), '%s.nvidia_driver = %s' % (name, driver)))
     if fm and not driver and 'nvidia_driver' not in bad:
         errors.append('%s.fabricmanager is pinned but %s.nvidia_driver is not: pin both, to the same version' % (name, name))
     if lock.get('doca_ofed') is not None and lock.get('mlnx_ofed') is not None:
         errors.append('%s: pin either doca_ofed or mlnx_ofed, not both (DOCA-OFED replaces MLNX_OFED)' % name)
     return errors
+
+
+def _fabricmanager_mismatch(fabricmanager, driver):
+    """The message of the rule; ``fabricmanager`` and ``driver`` name each side with its value."""
+    return '%s must equal %s exactly: %s' % (fabricmanager, driver, FABRICMANAGER_RULE)
+
+
+def lock_fabricmanager(lock):
+    """The Fabric Manager version the manifest ``lock`` pins: its ``fabricmanager``, else its ``nvidia_driver``
+    (Fabric Manager is always exactly the driver's version); ``''`` when it pins neither or is not a dict."""
+    if not isinstance(lock, dict):
+        return ''
+    return _text(lock.get('fabricmanager')) or _text(lock.get('nvidia_driver')) or ''
+
+
+def fabricmanager_errors(fabricmanager, driver, fabricmanager_name='fabricmanager_version',
+                         driver_name='nvidia_driver_version'):
+    """The rule for two versions a role holds: ``[]`` when ``fabricmanager`` equals ``driver`` exactly, or when
+    either is empty or None (not pinned: nothing to compare); else one message naming both (``fabricmanager_name
+    fabricmanager must equal driver_name driver exactly: ...``)."""
+    fm, drv = _text(fabricmanager), _text(driver)
+    if not fm or not drv or fm == drv:
+        return []
+    return [_fabricmanager_mismatch('%s %s' % (fabricmanager_name, fm), '%s %s' % (driver_name, drv))]
 
 
 def package_errors(packages, where):

@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import re
 
 import pytest
 import yaml
@@ -205,3 +206,105 @@ def test_node_check_reports_kernel_and_packages():
     assert [d['item'] for d in devs] == ['packages']
     assert validate_expected({'packages': {'x': None}}) == [
         "expected.packages.x = None is not a package version (e.g. 1.17.3 or 1.17.3-1)"]
+
+
+# ---------------------------------------------------------------- the Fabric Manager rule (one owner)
+def test_fabricmanager_rule_for_a_role_names_both_variables():
+    # the message molecule/nvidia_driver asserts for the fabricmanager role
+    assert vl.fabricmanager_errors('550.127.08', '570.133.20') == [
+        'fabricmanager_version 550.127.08 must equal nvidia_driver_version 570.133.20 exactly: '
+        'Fabric Manager refuses to start against another driver version']
+    assert vl.fabricmanager_errors('550.127.05', '550.127.08', 'fabricmanager_version', 'gpufleet_lock.nvidia_driver') == [
+        'fabricmanager_version 550.127.05 must equal gpufleet_lock.nvidia_driver 550.127.08 exactly: '
+        'Fabric Manager refuses to start against another driver version']
+
+
+@pytest.mark.parametrize('fabricmanager, driver', [
+    ('550.127.08', '550.127.08'),
+    ('', '570.133.20'),          # not pinned: nothing to compare
+    ('550.127.08', ''),
+    (None, '550.127.08'),
+    ('550.127.08', None),
+    (550.54, '550.54'),          # an unquoted YAML version is a float
+])
+def test_fabricmanager_rule_nothing_to_report(fabricmanager, driver):
+    assert vl.fabricmanager_errors(fabricmanager, driver) == []
+
+
+def test_fabricmanager_rule_is_exact():
+    # no prefix or upstream-version matching: a patch release of the driver needs its own fabric manager
+    assert vl.fabricmanager_errors('550.127', '550.127.08')
+    assert vl.fabricmanager_errors('550.127.08', '550.127.08-1')
+
+
+def test_lock_and_role_messages_share_the_rule():
+    lock = vl.lock_errors({'nvidia_driver': '550.127.08', 'fabricmanager': '550.127.05'})
+    role = vl.fabricmanager_errors('550.127.05', '550.127.08')
+    assert lock == ['gpufleet_lock.fabricmanager = 550.127.05 must equal gpufleet_lock.nvidia_driver = 550.127.08 '
+                    'exactly: Fabric Manager refuses to start against another driver version']
+    assert lock[0].endswith(vl.FABRICMANAGER_RULE) and role[0].endswith(vl.FABRICMANAGER_RULE)
+
+
+@pytest.mark.parametrize('lock, version', [
+    (GOOD, '550.127.08'),
+    ({'nvidia_driver': '570.133.20'}, '570.133.20'),                         # the driver's: fabric manager = driver
+    ({'nvidia_driver': '570.133.20', 'fabricmanager': None}, '570.133.20'),  # null is not pinned
+    ({'fabricmanager': '550.127.08'}, '550.127.08'),                         # lock_errors refuses it; the pin stays
+    ({'kernel': '5.15.0-125-generic'}, ''),
+    ({}, ''),
+    (None, ''),
+    (['550.127.08'], ''),
+])
+def test_lock_fabricmanager(lock, version):
+    assert vl.lock_fabricmanager(lock) == version
+
+
+def test_lock_fabricmanager_of_the_prod_and_fleet_locks():
+    for path in (('inventories', 'prod', 'group_vars', 'profile_h100_ib.yml'),
+                 ('tests', 'fleet', 'group_vars', 'profile_lab_stack.yml'), ('tests', 'fleet', 'lock-570-inventory.yml')):
+        with open(os.path.join(ROOT, *path)) as f:
+            lock = yaml.safe_load(f)['gpufleet_lock']
+        assert vl.lock_fabricmanager(lock) == lock['fabricmanager'] == lock['nvidia_driver'], path
+
+
+def test_filters_expose_the_fabricmanager_rule():
+    from ansible_collections.gpufleet.cluster.plugins.filter.version_lock import FilterModule
+    filters = FilterModule().filters()
+    assert filters['version_lock_fabricmanager']({'nvidia_driver': '570.133.20'}) == '570.133.20'
+    assert filters['version_lock_fabricmanager_errors']('550.127.08', '570.133.20') == \
+        vl.fabricmanager_errors('550.127.08', '570.133.20')
+    assert filters['version_lock_fabricmanager_errors']('550.127.05', '550.127.08', 'a', 'b')[0].startswith(
+        'a 550.127.05 must equal b 550.127.08 exactly')
+    for name in ('version_lock_fabricmanager', 'version_lock_fabricmanager_errors'):
+        with open(os.path.join(ROOT, 'plugins', 'filter', name + '.yml')) as f:
+            assert yaml.safe_load(f)['DOCUMENTATION']['name'] == name
+
+
+def _jinja_reads(node, where, conditional=False):
+    """(where, expression) of every Jinja expression in a parsed YAML task/vars file, string literals removed."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            for hit in _jinja_reads(value, where + (str(key),), key in ('when', 'that', 'changed_when', 'failed_when')):
+                yield hit
+    elif isinstance(node, list):
+        for value in node:
+            for hit in _jinja_reads(value, where, conditional):
+                yield hit
+    elif isinstance(node, str):
+        exprs = [node] if conditional else re.findall(r'{[{%](.*?)[}%]}', node, re.S)
+        for expr in exprs:
+            yield where, re.sub(r"'[^']*'|\"[^\"]*\"", "''", expr)
+
+
+def test_fabricmanager_role_reads_the_driver_role_only_in_its_deprecated_fallback():
+    """The fabricmanager role takes shared versions from gpufleet_lock (or its own variables); its one read of
+    the nvidia_driver role's nvidia_driver_version is the deprecated fallback in vars/main.yml."""
+    role = os.path.join(ROOT, 'roles', 'fabricmanager')
+    readers = []
+    for sub in ('defaults', 'vars', 'tasks'):
+        for name in sorted(os.listdir(os.path.join(role, sub))):
+            with open(os.path.join(role, sub, name)) as f:
+                doc = yaml.safe_load(f)
+            readers += [where for where, expr in _jinja_reads(doc, (sub, name))
+                        if re.search(r'\bnvidia_driver_version\b', expr)]
+    assert readers == [('vars', 'main.yml', '__fabricmanager_legacy_driver')], readers
