@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters for roles/nvidia_driver and roles/fabricmanager: the package database's view of the
-driver-versioned packages (logic: plugins/plugin_utils/_driver_packages.py)."""
+"""Filters for roles/nvidia_driver and roles/fabricmanager (and roles/rdma_stack's install): the package
+database's view of the version-pinned packages (logic: plugins/plugin_utils/_driver_packages.py)."""
 
 from __future__ import absolute_import, division, print_function
 

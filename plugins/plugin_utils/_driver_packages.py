@@ -3,10 +3,12 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Private to this collection (controller side).
 
-What the package database says about the driver-versioned packages (roles nvidia_driver and fabricmanager):
-the rows of ``dpkg-query -W -f '${binary:Package}\\t${Version}\\t${db:Status-Abbrev}\\n' NAME...`` reduced to
-the sets the install tasks act on, and the installed driver version from the one-package probe
-(``dpkg-query -W -f '${db:Status-Abbrev}${Version}'`` or ``rpm -q --qf 'ii %{VERSION}'``). Pure functions."""
+What the package database says about the version-pinned packages (roles nvidia_driver and fabricmanager, and
+rdma_stack's packages with its pinned OFED meta-package): the rows of
+``dpkg-query -W -f '${binary:Package}\\t${Version}\\t${db:Status-Abbrev}\\n' NAME...`` (or ``${Package}``, the name
+without the architecture qualifier a Multi-Arch: same package gets) reduced to the sets the install tasks act on,
+and the installed driver version from the one-package probe (``dpkg-query -W -f '${db:Status-Abbrev}${Version}'``
+or ``rpm -q --qf 'ii %{VERSION}'``). Pure functions."""
 
 from __future__ import absolute_import, division, print_function
 
@@ -69,20 +71,28 @@ def dpkg_rows(output):
 
 
 def at_version(debian_version, version):
-    """True when a Debian version (``[epoch:]upstream-revision``) is the upstream ``version`` exactly
-    (``1:550.127.08-1`` is at 550.127.08, ``550.127.08.1-1`` and ``550.127.08`` without a revision are not)."""
-    return re.match(r'^([0-9]+:)?' + re.escape(str(version)) + '-', debian_version or '') is not None
+    """True when a Debian version (``[epoch:]upstream-revision``) is at ``version``, whatever the epoch.
+
+    An upstream ``version`` (no ``-``) must be the upstream part exactly, with any Debian revision
+    (``1:550.127.08-1`` is at 550.127.08, ``550.127.08.1-1`` and ``550.127.08`` without a revision are not) - what
+    apt selects for ``NAME=550.127.08-*``. A ``version`` with its revision (``2.9.1-1``, as ``rdma_stack_ofed_version``
+    may give it for apt's ``NAME=2.9.1-1``) must be the whole Debian version (``2.9.1-1gpufleet1`` is not at it)."""
+    version = str(version)
+    end = '$' if '-' in version else '-'
+    return re.match(r'^([0-9]+:)?' + re.escape(version) + end, debian_version or '') is not None
 
 
 def package_state(output, version, versioned, unversioned=()):
     """Reduce a dpkg-query listing of the driver packages to what the install tasks act on.
 
     ``versioned`` are the packages that must be installed at exactly ``version`` (any epoch and Debian
-    revision), ``unversioned`` the ones that only must be installed (a precompiled module package, whose
-    version is the kernel's). Every list keeps the order of the listing (``missing``: of the arguments),
+    revision; or exactly that Debian version when ``version`` has a revision: ``at_version``), ``unversioned``
+    the ones that only must be installed (a precompiled module package, whose version is the kernel's; the
+    unpinned packages of rdma_stack). Every list keeps the order of the listing (``missing``: of the arguments),
     each name once:
 
-    - ``installed``: selected for install or held, and installed (status ``ii``/``hi``);
+    - ``installed``: selected for install or held, and installed (status ``ii``/``hi``): a held package is
+      installed;
     - ``at_version``: installed at ``version``;
     - ``held``: on hold, whatever the package's state (``h..``);
     - ``held_elsewhere``: on hold at another driver version (NNN.x but not ``version``), e.g. the old branch's

@@ -21,7 +21,11 @@ __metaclass__ = type
 import re
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils.ibv_devinfo import parse_ibv_devinfo
-from ansible_collections.gpufleet.cluster.plugins.plugin_utils._version_lock import package_deviations, package_errors
+from ansible_collections.gpufleet.cluster.plugins.plugin_utils._version_lock import (
+    fabricmanager_errors,
+    package_deviations,
+    package_errors,
+)
 
 # Expectation keys of check_node() and the type each must have (validate_expected()).
 EXPECTED_KEYS = {
@@ -426,9 +430,10 @@ def check_gpus(facts, expected):
         fm_note = None if fm is not None else 'not reported (nv-fabricmanager not found)'
         if not _same_text(fm_exp, fm):
             devs.append(_mismatch('node', 'node', 'fabricmanager_version', str(fm_exp), fm, fm_note))
-        elif version and not _same_text(version, fm):
-            devs.append(deviation('node', 'fabricmanager_version', version, fm,
-                                  'node: fabric manager %s does not match driver %s' % (fm, version)))
+        elif version:
+            # the rule (fabric manager is exactly the driver's version) is the version lock's
+            for problem in fabricmanager_errors(str(fm).strip(), str(version).strip(), 'fabric manager', 'driver'):
+                devs.append(deviation('node', 'fabricmanager_version', version, fm, 'node: %s' % problem))
 
     pcie = dict((k, v) for k, v in (expected.get('gpu_pcie') or {}).items() if v is not None)
     vbios = expected.get('vbios')

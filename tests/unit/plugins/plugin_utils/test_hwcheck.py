@@ -246,6 +246,23 @@ def test_fabricmanager_version_and_driver_match(corpus):
     assert messages(devs) == ['node: fabricmanager version expected 590.44.01, not reported (nv-fabricmanager not found)']
 
 
+def test_fabricmanager_not_the_driver_version_is_the_version_lock_rule(corpus):
+    # the profile expects the fabric manager that runs, but the driver nvidia-smi reports is another version:
+    # the rule and its message are the version lock's (_version_lock.fabricmanager_errors)
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils._version_lock import fabricmanager_errors
+    gpu = gpu_facts_from_xml((corpus / 'nvidia_smi/xml-telegraf-2xA5000-590-v13.xml').read_text())
+    assert gpu['driver_version'] == '590.44.01'
+    devs = hwcheck.check_node({'nvidia_gpu': gpu, 'firmware': {'fabricmanager': {'version': '590.48.01'}}},
+                              {'fabricmanager_version': '590.48.01'})
+    assert messages(devs) == ['node: fabric manager 590.48.01 must equal driver 590.44.01 exactly: '
+                              'Fabric Manager refuses to start against another driver version']
+    assert messages(devs) == ['node: ' + m for m in fabricmanager_errors('590.48.01', '590.44.01', 'fabric manager', 'driver')]
+    assert [(d['item'], d['expected'], d['actual']) for d in devs] == [('fabricmanager_version', '590.44.01', '590.48.01')]
+    # the same versions, whitespace aside, are no deviation
+    assert hwcheck.check_node({'nvidia_gpu': gpu, 'firmware': {'fabricmanager': {'version': '590.44.01\n'}}},
+                              {'fabricmanager_version': '590.44.01'}) == []
+
+
 # --- HCAs: every recorded /sys/class/infiniband tree ---------------------------------------------
 
 def test_recorded_sysfs_passes_derived_profile(sysfs_ib_root):
