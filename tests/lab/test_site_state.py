@@ -1,0 +1,108 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Host state after ``site.yml`` on the embedded lab, read with pytest-testinfra (scripts/site-test runs it
+after the second, changed=0 run):
+
+    pytest tests/lab/test_site_state.py --hosts='ansible://gpu_nodes' --ansible-inventory=inventories/lab
+
+What the roles promise is read back from each lab host itself: the sshd settings sshd really uses (``sshd -T``),
+the host keys on disk, the service, the sysctl file and the values the kernel holds (in a container only the
+keys of its network namespace are set now; the rest must be in the file), and the node's Prometheus textfile.
+The expected values come from the roles' defaults, not from copies here."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _defaults(role):
+    return yaml.safe_load((ROOT / 'roles' / role / 'defaults' / 'main.yml').read_text())
+
+
+SSH = _defaults('ssh_hardening')
+SYSCTL = _defaults('sysctl_tuning')
+ACCEPTANCE = _defaults('acceptance')
+
+
+@pytest.fixture(scope='module')
+def sshd_t(host):
+    out = host.check_output('sshd -T -C user=root,host=localhost,addr=127.0.0.1')
+    settings = {}
+    for line in out.splitlines():
+        key, _, value = line.partition(' ')
+        settings.setdefault(key.lower(), []).append(value)
+    return settings
+
+
+def test_sshd_runs_and_starts_at_boot(host):
+    ssh = host.service('ssh')
+    assert ssh.is_running
+    assert ssh.is_enabled or host.service('ssh.socket').is_enabled
+
+
+def test_sshd_uses_the_hardened_settings(sshd_t):
+    assert sshd_t['passwordauthentication'] == ['no']
+    assert sshd_t['kbdinteractiveauthentication'] == ['no']
+    assert sshd_t['permitemptypasswords'] == ['no']
+    wanted_root = SSH['ssh_hardening_permit_root_login'].replace('prohibit-password', 'without-password')
+    assert sshd_t['permitrootlogin'] == [wanted_root]
+    ciphers = sshd_t['ciphers'][0].split(',')
+    assert ciphers and not [c for c in ciphers if c.endswith('-cbc')], ciphers
+    macs = sshd_t['macs'][0].split(',')
+    assert macs and all('-etm@' in m for m in macs), macs
+    kex = sshd_t['kexalgorithms'][0].split(',')
+    assert not [k for k in kex if 'nistp' in k or k.endswith('sha1') or k == 'diffie-hellman-group14-sha256'], kex
+
+
+def test_only_the_wanted_host_keys(host, sshd_t):
+    wanted = ['/etc/ssh/ssh_host_%s_key' % t for t in SSH['ssh_hardening_host_key_types']]
+    assert sorted(sshd_t['hostkey']) == sorted(wanted)
+    for path in wanted:
+        key = host.file(path)
+        assert key.is_file and key.user == 'root' and key.mode == 0o600
+    for weak in ('dsa', 'ecdsa'):
+        assert not host.file('/etc/ssh/ssh_host_%s_key' % weak).exists
+    rsa = host.check_output("ssh-keygen -l -f /etc/ssh/ssh_host_rsa_key.pub | cut -d' ' -f1")
+    assert int(rsa) >= 3072
+
+
+def test_the_hardening_drop_in_is_root_only(host):
+    dropin = host.file('/etc/ssh/sshd_config.d/00-gpufleet-hardening.conf')
+    assert dropin.is_file and dropin.user == 'root' and dropin.mode == 0o600
+    first = [line for line in host.file('/etc/ssh/sshd_config').content_string.splitlines()
+             if line.strip() and not line.lstrip().startswith('#')][0]
+    assert re.match(r'(?i)include\s+/etc/ssh/sshd_config\.d/\*\.conf\s*$', first), first
+
+
+def test_sysctls_in_the_file_and_in_the_kernel(host):
+    conf = host.file(SYSCTL['sysctl_tuning_file'])
+    assert conf.is_file and conf.user == 'root'
+    text = conf.content_string
+    settable = [re.compile(p) for p in SYSCTL['sysctl_tuning_container_settable']]
+    in_container = host.run('systemd-detect-virt --container').rc == 0
+    for key, value in SYSCTL['sysctl_tuning_defaults'].items():
+        want = ' '.join(str(value).split())
+        assert re.search(r'(?m)^%s\s*=\s*%s\s*$' % (re.escape(key), re.escape(want)), text), (key, want)
+        if in_container and not any(p.search(key) for p in settable):
+            continue
+        got = ' '.join(host.check_output('sysctl -n %s' % key).split())
+        assert got == want, (key, got, want)
+
+
+def test_the_node_reports_its_acceptance_to_prometheus(host):
+    """The lab has no GPU: every rung is reported skipped and the node verdict is absent (never a pass)."""
+    prom = host.file(ACCEPTANCE['acceptance_textfile_dir'] + '/gpufleet_acceptance.prom')
+    assert prom.is_file and prom.user == 'root'
+    text = prom.content_string
+    skipped = dict(re.findall(r'(?m)^gpufleet_acceptance_rung_skipped\{[^}]*rung="(\w+)"[^}]*\} (\S+)$', text))
+    assert set(skipped) == {'dcgm_diag', 'gpu_burn', 'p2p_bandwidth', 'nccl_bench', 'rdma_bw'}, text[:800]
+    assert set(skipped.values()) == {'1'}, skipped
+    assert not re.search(r'(?m)^gpufleet_acceptance_node_pass\{', text), 'a node with no rung run must not pass'
+    assert not re.search(r'(?m)^gpufleet_acceptance_rung_pass\{', text)
