@@ -36,7 +36,7 @@ def sshd_t(host):
     out = host.check_output('sshd -T -C user=root,host=localhost,addr=127.0.0.1')
     settings = {}
     for line in out.splitlines():
-        key, _, value = line.partition(' ')
+        key, dummy, value = line.partition(' ')
         settings.setdefault(key.lower(), []).append(value)
     return settings
 

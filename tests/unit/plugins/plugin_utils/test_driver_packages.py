@@ -313,7 +313,7 @@ RDMA_CASES = {
     'source_changed': ('doca_ofed', '2.9.1', DOCA_CONVERGED, True, False),
     'fresh_check_mode': ('doca_ofed', '2.9.1', [], False, True),
     'unpinned_tool_held': ('doca_ofed', '', ['doca-ofed\t2.10.0-1gpufleet1\tii ', 'perftest\t24.10.0-0.66\thi ',
-                                              'infiniband-diags\t2410mlnx54-1\tii '], False, False),
+                                             'infiniband-diags\t2410mlnx54-1\tii '], False, False),
     'distro_one_missing': ('distro', '', ['rdma-core\t52.0-2\tii ', 'ibverbs-utils\t52.0-2\tii ',
                                           'infiniband-diags\t52.0-2\thi ', 'rdmacm-utils\t52.0-2\tii '], False, False),
 }

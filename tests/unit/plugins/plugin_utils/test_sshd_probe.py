@@ -268,8 +268,8 @@ def test_supported_lists_have_no_problem():
 
 def test_unsupported_user_entry_named_with_the_supported_ones():
     f = facts(HANDMADE_PROBE_BOOKWORM)
-    got = algorithm_problems(f, _vars(cipher=['aes256-ctr', 'bogus-cipher']), {'kex': ['x'], 'cipher': ['aes256-ctr', 'bogus-cipher'],
-                                                                              'mac': ['x'], 'hostkey': ['x'], 'pubkey': ['x']})
+    lists = {'kex': ['x'], 'cipher': ['aes256-ctr', 'bogus-cipher'], 'mac': ['x'], 'hostkey': ['x'], 'pubkey': ['x']}
+    got = algorithm_problems(f, _vars(cipher=['aes256-ctr', 'bogus-cipher']), lists)
     assert got == ['ssh_hardening_ciphers contains entries OpenSSH 9.2 on this host does not support: bogus-cipher. '
                    'Supported here: aes128-ctr, aes192-ctr, aes256-ctr, aes128-gcm@openssh.com, aes256-gcm@openssh.com, '
                    'chacha20-poly1305@openssh.com.']

@@ -284,12 +284,10 @@ def _jinja_reads(node, where, conditional=False):
     """(where, expression) of every Jinja expression in a parsed YAML task/vars file, string literals removed."""
     if isinstance(node, dict):
         for key, value in node.items():
-            for hit in _jinja_reads(value, where + (str(key),), key in ('when', 'that', 'changed_when', 'failed_when')):
-                yield hit
+            yield from _jinja_reads(value, where + (str(key),), key in ('when', 'that', 'changed_when', 'failed_when'))
     elif isinstance(node, list):
         for value in node:
-            for hit in _jinja_reads(value, where, conditional):
-                yield hit
+            yield from _jinja_reads(value, where, conditional)
     elif isinstance(node, str):
         exprs = [node] if conditional else re.findall(r'{[{%](.*?)[}%]}', node, re.S)
         for expr in exprs:
