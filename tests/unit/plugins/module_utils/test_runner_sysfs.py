@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import stat
 import time
+from pathlib import Path
+
+import pytest
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import _runner as runner
 from ansible_collections.gpufleet.cluster.plugins.module_utils import _sysfs as sysfs
@@ -98,3 +102,26 @@ def test_sysfs_reader(tmp_path):
     assert sysfs.read_text(str(tmp_path / 'absent')) is None
     assert sysfs.listdir(str(tmp_path / 'absent')) == []
     assert sysfs.listdir(str(tmp_path)) == ['a', 'dir', 'empty', 'hex', 'vpd']
+
+
+# The parsers (docs/architecture.md: one per tool or kernel interface) start no process: only engines import the
+# runner. Each parser's imports, read from its source. (docker_daemon_json.py holds its module's engine too.)
+PARSERS = ('bench_common', 'bonding', 'dcb', 'dcgmi', 'fabricmanager', 'gpu_burn', 'ibstat',
+           'ibv_devinfo', 'irq', 'mlnx_qos', 'mlx_fw', 'nccl_tests', 'nvidia_smi', 'ofed_info', 'p2p_bandwidth',
+           'perftest', 'roce_sysfs', 'slurm', 'ssh_login', 'sysfs_ib', 'sysfs_pci')
+PROCESS_MODULES = {'subprocess', 'ansible_collections.gpufleet.cluster.plugins.module_utils._runner',
+                   'ansible.module_utils.basic'}
+
+
+@pytest.mark.parametrize('name', PARSERS)
+def test_parsers_start_no_process(name):
+    source = (Path(runner.__file__).parent / ('%s.py' % name)).read_text()
+    imported = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            imported.add(node.module)
+            imported.update('%s.%s' % (node.module, alias.name) for alias in node.names)
+    assert not imported & PROCESS_MODULES, imported & PROCESS_MODULES
+    assert 'os.system' not in source and 'os.popen' not in source
