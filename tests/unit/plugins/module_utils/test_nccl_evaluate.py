@@ -121,4 +121,3 @@ def test_subject_without_rank_lines_names_hosts_and_hca(corpus_file):
                                expected_ranks=16)
     assert failures == ['%s: 0 rank lines on hosts gpu001,gpu002 (no rank lines) NCCL_IB_HCA=mlx5_0, expected 16; '
                         'cmd: CMD' % RUNG]
-

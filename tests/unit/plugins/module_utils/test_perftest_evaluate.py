@@ -120,4 +120,3 @@ def test_nan_figure_is_malformed_and_fails_hand_made_edge(corpus_file):
                                                  ('ib_write_bw', False), ('/opt/lat/ib_write_bw', False)])
 def test_is_latency_tool(executable, latency):
     assert perftest.is_latency_tool(executable) is latency
-
