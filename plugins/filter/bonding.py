@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.cluster.plugins.plugin_utils._bond_input import BondInputError, input_problems
+from ansible_collections.gpufleet.cluster.plugins.plugin_utils._bond_input import BondInputError, input_problems, with_defaults
 
 
 def bond_input_problems(bonds, present, backend='auto'):
@@ -19,6 +19,13 @@ def bond_input_problems(bonds, present, backend='auto'):
         raise AnsibleFilterError(str(exc))
 
 
+def bond_input_defaults(bonds):
+    try:
+        return with_defaults(bonds)
+    except BondInputError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
 class FilterModule(object):
     def filters(self):
-        return {'bond_input_problems': bond_input_problems}
+        return {'bond_input_problems': bond_input_problems, 'bond_input_defaults': bond_input_defaults}

@@ -18,6 +18,8 @@ __metaclass__ = type
 import os
 import re
 
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
 from ansible_collections.gpufleet.cluster.plugins.module_utils import _sysfs
 
 MODES = (
@@ -246,3 +248,104 @@ def read_all(proc_root):
             raise BondingReadError("%s is not UTF-8 text (byte %d)" % (path, exc.start))
         out[name] = parse(text)
     return out
+
+
+def _shown(value, unset="unset"):
+    return unset if value is None else value
+
+
+def expected_problems(seen, expected, mtus=None):
+    """{bond name: [problem, ...]} for each bond of ``expected`` (entries of expected_entries: name, mode
+    and members set, the others compared only when set) against ``seen`` (read_all's result) and
+    ``mtus`` ({bond name: kernel MTU}); an empty list means the bond is as wanted. The bond's own
+    degraded_reasons count as problems."""
+    mtus = mtus or {}
+    out = {}
+    for want in expected:
+        name = want["name"]
+        bond = seen.get(name)
+        if bond is None:
+            out[name] = ["bond %s does not exist (no /proc/net/bonding/%s)" % (name, name)]
+            continue
+        problems = []
+        names = [sl["name"] for sl in bond["slaves"]]
+        if bond.get("mode") != want["mode"]:
+            problems.append("mode is %s, wanted %s" % (bond.get("mode"), want["mode"]))
+        problems.extend("member %s is not enslaved" % m for m in want["members"] if m not in names)
+        problems.extend("%s is enslaved but not in members" % m for m in names if m not in want["members"])
+        problems.extend(bond["degraded_reasons"])
+        primary = want.get("primary")
+        if primary is not None and bond.get("mode") == "active-backup":
+            up = [sl for sl in bond["slaves"] if sl["name"] == primary and sl.get("mii_status") == "up"]
+            if bond.get("primary_slave") != primary:
+                problems.append("primary slave is %s, wanted %s" % (_shown(bond.get("primary_slave"), "none"), primary))
+            elif up and bond.get("active_slave") != primary:
+                problems.append("active slave is %s while primary %s is up" % (bond.get("active_slave"), primary))
+        if want.get("miimon") is not None and (bond.get("miimon") or 0) != want["miimon"]:
+            problems.append("miimon is %s, wanted %s" % (_shown(bond.get("miimon")), want["miimon"]))
+        lacp_rate = (bond.get("lacp") or {}).get("lacp_rate")
+        if want.get("lacp_rate") is not None and lacp_rate != want["lacp_rate"]:
+            problems.append("lacp_rate is %s, wanted %s" % (_shown(lacp_rate), want["lacp_rate"]))
+        policy = bond.get("xmit_hash_policy")
+        if want.get("xmit_hash_policy") is not None and policy != want["xmit_hash_policy"]:
+            problems.append("xmit_hash_policy is %s, wanted %s" % (_shown(policy), want["xmit_hash_policy"]))
+        if want.get("mtu") is not None and mtus.get(name) is not None and mtus[name] != want["mtu"]:
+            problems.append("MTU is %s, wanted %s" % (mtus[name], want["mtu"]))
+        out[name] = problems
+    return out
+
+
+def check(seen, expected, sysfs_root):
+    """bond_facts' C(bond_check): {bond: {ok, problems}} with each expected bond's MTU read from
+    ``<sysfs_root>/sys/class/net/<bond>/mtu`` (unreadable: not compared)."""
+    mtus = dict((want["name"], _sysfs.read_int(os.path.join(sysfs_root, "sys", "class", "net", want["name"], "mtu")))
+                for want in expected if want.get("mtu") is not None and want["name"] in seen)
+    return dict((name, {"ok": not problems, "problems": problems})
+                for name, problems in expected_problems(seen, expected, mtus).items())
+
+
+_IFNAME = re.compile(r"^[^/\s:]{1,15}$")
+
+# bond_facts' O(expected) entries. Validated here, entry by entry, rather than by AnsibleModule's suboptions:
+# ansible-core reports a string given for a list of dicts with suboptions without naming the option.
+EXPECTED_SPEC = dict(
+    name=dict(type="str", required=True),
+    mode=dict(type="str", required=True, choices=[name for dummy, name in MODES]),
+    members=dict(type="list", elements="str", required=True),
+    primary=dict(type="str"),
+    miimon=dict(type="int"),
+    lacp_rate=dict(type="str", choices=["slow", "fast"]),
+    xmit_hash_policy=dict(type="str"),
+    mtu=dict(type="int"),
+)
+
+
+def expected_entries(expected):
+    """(entries, errors) for bond_facts' O(expected): each entry checked against EXPECTED_SPEC (types, required
+    and unknown keys) and the value rules - an interface name the kernel could have, unique bonds, distinct
+    members, a primary among them, an MTU of 68..65535, a miimon of 0 or more. Every error names the entry."""
+    entries, errors, names = [], [], set()
+    for i, raw in enumerate(expected or []):
+        where = "expected[%d]" % i
+        result = ArgumentSpecValidator(EXPECTED_SPEC).validate(raw)
+        if result.error_messages:
+            errors.extend("%s: %s" % (where, err) for err in result.error_messages)
+            continue
+        want = result.validated_parameters
+        name, members = want["name"], want["members"]
+        if not _IFNAME.match(name) or name in (".", ".."):
+            errors.append("%s.name must be an interface name (1..15 characters, no '/', ':' or white space), got %r"
+                          % (where, name))
+        elif name in names:
+            errors.append("%s.name: bond %s is listed twice" % (where, name))
+        names.add(name)
+        if not members or len(set(members)) != len(members) or not all(_IFNAME.match(m) for m in members):
+            errors.append("%s.members must be a non-empty list of distinct interface names, got %r" % (where, members))
+        if want["mtu"] is not None and not 68 <= want["mtu"] <= 65535:
+            errors.append("%s.mtu must be 68..65535, got %d" % (where, want["mtu"]))
+        if want["miimon"] is not None and want["miimon"] < 0:
+            errors.append("%s.miimon must be 0 or more, got %d" % (where, want["miimon"]))
+        if want["primary"] is not None and want["primary"] not in members:
+            errors.append("%s.primary %r is not one of the members %r" % (where, want["primary"], members))
+        entries.append(want)
+    return entries, errors

@@ -22,6 +22,9 @@ description:
     spread over aggregators, or in no aggregator), an 802.3ad bond the driver says has no active
     aggregator, an actor or partner churned, no LACP partner (partner MAC all zero).
   - No bonding driver or no bonds gives an empty dict.
+  - With O(expected), also compares the kernel's view with the wanted bonds and returns C(bond_check) - mode, every
+    member enslaved and no other, the bond's own degraded reasons, the primary slave (and active while it is up),
+    miimon, lacp_rate, xmit_hash_policy and MTU. The role C(gpufleet.cluster.bonding) uses it to wait for its bonds.
 author:
   - gpufleet maintainers (@gpufleet)
 extends_documentation_fragment:
@@ -44,6 +47,23 @@ options:
         file and the byte; entries that cannot be read (a directory, no permission) are left out.
     type: path
     default: /
+  sysfs_root:
+    description:
+      - Directory under which C(sys/class/net/BOND/mtu) is read for the C(mtu) of O(expected). Must be an existing directory.
+    type: path
+    default: /
+  expected:
+    description:
+      - Bonds that should exist, compared with what the kernel shows. Each is a dict with C(name) (the bond),
+        C(mode) (as in C(ansible_facts.bonding[].mode)) and C(members) (interfaces that should be enslaved, and no
+        other), and optionally C(primary) (compared on active-backup bonds; when it is up it must be the active
+        slave), C(miimon), C(lacp_rate) (C(slow) or C(fast)), C(xmit_hash_policy) and C(mtu) (read from
+        C(sys/class/net/BOND/mtu) under O(sysfs_root)). A key left out (or null) is not compared.
+      - An unknown key, a missing C(name), C(mode) or C(members), a value of the wrong type, a name that is not an
+        interface name, a bond listed twice, members that are empty or repeated, a primary that is not a member, an
+        MTU outside 68..65535 or a negative miimon fail the module before anything is read.
+    type: list
+    elements: dict
 """
 
 EXAMPLES = r"""
@@ -55,6 +75,15 @@ EXAMPLES = r"""
     that: not item.value.degraded
     fail_msg: "{{ item.key }}: {{ item.value.degraded_reasons | join('; ') }}"
   loop: "{{ ansible_facts.bonding | dict2items }}"
+
+- name: Wait until bond0 is as wanted
+  gpufleet.cluster.bond_facts:
+    expected:
+      - {name: bond0, mode: 802.3ad, members: [enp1s0f0, enp1s0f1], lacp_rate: fast, mtu: 9000}
+  register: bonds
+  until: bonds.bond_check.values() | rejectattr('ok') | list | length == 0
+  retries: 10
+  delay: 3
 """
 
 RETURN = r"""
@@ -89,26 +118,40 @@ ansible_facts:
           slaves: [{name: enp1s0f0, mii_status: down, aggregator_id: 1, speed_mbps: null}]
           degraded: true
           degraded_reasons: ["slave enp1s0f0 MII status down"]
+bond_check:
+  description:
+    - Per expected bond, C(ok) and C(problems) (what differs from O(expected), and the bond's degraded reasons;
+      a bond that does not exist has the one problem saying so).
+  returned: when O(expected) is set
+  type: dict
+  sample:
+    bond0: {ok: false, problems: ["member enp1s0f1 is not enslaved", "MTU is 1500, wanted 9000"]}
 """
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
-from ansible_collections.gpufleet.cluster.plugins.module_utils.bonding import BondingReadError, read_all
+from ansible_collections.gpufleet.cluster.plugins.module_utils import bonding
 
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(proc_root=dict(type="path", default="/")),
+        argument_spec=dict(proc_root=dict(type="path", default="/"), sysfs_root=dict(type="path", default="/"),
+                           expected=dict(type="list", elements="dict")),
         supports_check_mode=True,
     )
-    proc_root = module.params["proc_root"]
-    ac.refuse(module, ac.nul_errors(module.params) or ac.root_dir_errors("proc_root", proc_root))
+    params = module.params
+    expected, errors = bonding.expected_entries(params["expected"])
+    ac.refuse(module, ac.nul_errors(params) or ac.root_dir_errors("proc_root", params["proc_root"])
+              + ac.root_dir_errors("sysfs_root", params["sysfs_root"]) + errors)
     try:
-        bonds = read_all(proc_root)
-    except BondingReadError as exc:
+        bonds = bonding.read_all(params["proc_root"])
+    except bonding.BondingReadError as exc:
         module.fail_json(msg="proc_root: %s; proc_root must hold the kernel's proc/net/bonding files "
                              "(ASCII text)" % exc)
-    module.exit_json(changed=False, ansible_facts={"bonding": bonds})
+    extra = {}
+    if params["expected"] is not None:
+        extra["bond_check"] = bonding.check(bonds, expected, params["sysfs_root"])
+    module.exit_json(changed=False, ansible_facts={"bonding": bonds}, **extra)
 
 
 if __name__ == "__main__":

@@ -171,3 +171,25 @@ def input_problems(bonds, present, backend='auto'):
     for bond in bonds:
         problems.extend(bond_problems(bond, bonds, list(present or []), backend))
     return problems
+
+
+def with_defaults(bonds):
+    """``bonds`` (already checked by input_problems) with the role's defaults filled in: miimon 100 unless ARP
+    monitoring is on (then 0), arp_interval 0, updelay/downdelay 0, arp_ip_target and addresses [];
+    whole-number strings from the inventory become integers."""
+    if not _is_list(bonds) or not all(isinstance(b, dict) for b in bonds):
+        raise BondInputError('bonding_bonds must be a list of dicts')
+    out = []
+    for bond in bonds:
+        arp = int(bond.get('arp_interval') or 0)
+        full = dict(bond)
+        full.update({
+            'miimon': int(bond['miimon']) if bond.get('miimon') is not None else (0 if arp > 0 else 100),
+            'arp_interval': arp,
+            'arp_ip_target': list(bond.get('arp_ip_target') or []),
+            'updelay': int(bond.get('updelay') or 0),
+            'downdelay': int(bond.get('downdelay') or 0),
+            'addresses': list(bond.get('addresses') or []),
+        })
+        out.append(full)
+    return out

@@ -180,6 +180,13 @@ def bond_tree(ctx):
     shutil.copy(str(src), str(dst / 'bond0'))
 
 
+def bond_tree_garbage_mtu(ctx):
+    bond_tree(ctx)
+    mtu = ctx.tree / 'root' / 'sys' / 'class' / 'net' / 'bond0'
+    mtu.mkdir(parents=True)
+    (mtu / 'mtu').write_bytes(ASCII_GARBAGE)
+
+
 def daemon_json(text='{\n  "log-level": "warn"\n}\n'):
     return file('etc/docker/daemon.json', text)
 
@@ -284,6 +291,19 @@ ROWS = [
     row('bond_facts', 'huge: a 4 MiB bonding file', {'proc_root': T + '/root'}, 'no-change',
         setup=file('root/proc/net/bonding/bond0', b'Slave Interface: eth0\nMII Status: up\n' * 120000)),
     row('bond_facts', 'unknown option', {'proc_root': T, 'bogus': 1}, 'refused', 'bogus'),
+    row('bond_facts', 'type confusion: expected a string', {'proc_root': T, 'expected': 'bond0'}, 'refused', 'expected'),
+    row('bond_facts', 'expected entry without members', {'proc_root': T, 'expected': [{'name': 'bond0', 'mode': '802.3ad'}]},
+        'refused', 'members'),
+    row('bond_facts', 'expected mode unknown', {'proc_root': T, 'expected': [{'name': 'b', 'mode': 'lacp', 'members': ['e']}]},
+        'refused', 'mode'),
+    row('bond_facts', 'expected name climbs out of sysfs', {'proc_root': T, 'sysfs_root': T,
+        'expected': [{'name': '../../etc', 'mode': '802.3ad', 'members': ['e'], 'mtu': 9000}]}, 'refused', 'expected[0].name'),
+    row('bond_facts', 'expected mtu not a number', {'proc_root': T, 'expected': [{'name': 'b', 'mode': '802.3ad',
+        'members': ['e'], 'mtu': 'jumbo'}]}, 'refused', 'mtu'),
+    row('bond_facts', 'sysfs_root does not exist', {'proc_root': T, 'sysfs_root': T + '/nowhere'}, 'refused', 'sysfs_root'),
+    row('bond_facts', 'garbage sysfs mtu of an expected bond', {'proc_root': T + '/root', 'sysfs_root': T + '/root',
+        'expected': [{'name': 'bond0', 'mode': '802.3ad', 'members': ['eth0'], 'mtu': 9000}]}, 'no-change',
+        setup=bond_tree_garbage_mtu),
 
     # ------------------------------------------------------------ dcgm_diag
     row('dcgm_diag', 'empty level', {'executable': T + '/bin/dcgmi', 'level': ''}, 'refused', 'level',

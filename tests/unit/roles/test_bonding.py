@@ -1,8 +1,8 @@
 # Copyright: (c) 2026, gpufleet contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""bonding role: the check expression (vars/main.yml __bonding_problems), evaluated by Ansible's own
-templar on what bond_facts' parser reads from recorded /proc/net/bonding files, and the systemd-networkd
-files the role renders."""
+"""bonding role: its check (bond_facts' expected option, given the bonding_bonds keys the role keeps,
+vars/main.yml __bonding_expected_keys) on what bond_facts' parser reads from recorded /proc/net/bonding files,
+and the systemd-networkd files the role renders."""
 
 from __future__ import (absolute_import, division, print_function)
 
@@ -22,19 +22,19 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 ROLE = os.path.join(REPO, 'roles', 'bonding')
 
 
-def _role_vars():
-    from ansible.template import trust_as_template
+def _expected_keys():
     with open(os.path.join(ROLE, 'vars', 'main.yml')) as f:
-        data = yaml.safe_load(f)
-    # Role files are trusted templates for Ansible; yaml.safe_load's plain strings are not.
-    return {k: trust_as_template(v) if isinstance(v, str) else v for k, v in data.items()}
+        return yaml.safe_load(f)['__bonding_expected_keys']
 
 
 def _problems(bonds, seen, mtu_seen=None):
-    from ansible.parsing.dataloader import DataLoader
-    from ansible.template import Templar, trust_as_template
-    variables = dict(_role_vars(), bonding_bonds=bonds, __bonding_seen=seen, __bonding_mtu_seen=mtu_seen or {})
-    return Templar(loader=DataLoader(), variables=variables).template(trust_as_template('{{ __bonding_problems }}'))
+    """What the role's check reports: bonding_bonds cut to the keys the role passes (as ansible.utils.keep_keys
+    does), validated and compared by bond_facts' code."""
+    keys = _expected_keys()
+    expected, errors = bonding.expected_entries([{k: v for k, v in b.items() if k in keys} for b in bonds])
+    assert errors == []
+    mtus = {name: int(mtu) for name, mtu in (mtu_seen or {}).items()}
+    return bonding.expected_problems(seen, expected, mtus)
 
 
 def _seen(corpus, name, bond='bond0'):

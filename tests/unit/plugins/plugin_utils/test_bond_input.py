@@ -101,3 +101,16 @@ def test_filter_is_wired_and_refuses_a_bad_shape():
     assert flt([GOOD], PRESENT) == []
     with pytest.raises(AnsibleFilterError, match='bonding_bonds must be a list of dicts'):
         flt(['bond0'], PRESENT)
+
+
+def test_defaults_filled_in():
+    ab = {'name': 'bond1', 'mode': 'active-backup', 'members': ['eth3'], 'arp_interval': '200',
+          'arp_ip_target': ['10.0.0.254']}
+    lacp = {'name': 'bond0', 'mode': '802.3ad', 'members': ['eth1'], 'miimon': '50', 'updelay': 200}
+    bonds = FilterModule().filters()['bond_input_defaults']([ab, GOOD, lacp])
+    assert bonds[0] == dict(ab, miimon=0, arp_interval=200, updelay=0, downdelay=0, addresses=[])
+    assert bonds[1] == dict(GOOD, miimon=100, arp_interval=0, arp_ip_target=[], updelay=0, downdelay=0)
+    assert bonds[2]['miimon'] == 50 and bonds[2]['updelay'] == 200 and bonds[2]['arp_ip_target'] == []
+    assert 'miimon' not in GOOD  # the input is not changed
+    with pytest.raises(AnsibleFilterError, match='bonding_bonds must be a list of dicts'):
+        FilterModule().filters()['bond_input_defaults']('bond0')
