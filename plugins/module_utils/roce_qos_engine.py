@@ -485,5 +485,7 @@ def run(p, check_mode, diff, find, write):
     except ToolError as exc:
         raise Failure("reading the state for the facts: %s" % exc, **result)
     result["nccl_env"] = facts["nccl_env"]
+    result["state"] = facts
+    # Deprecated (removed in 2.0.0): one key for every interface, so in a loop the last interface wins.
     result["ansible_facts"] = {"roce_qos": facts}
     return result

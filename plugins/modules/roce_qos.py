@@ -222,6 +222,18 @@ applied:
   type: dict
   sample: {"persist_path": null, "commands": [["dcb", "pfc", "set", "dev", "ens1f0np0", "prio-pfc", "0:off"]],
            "mkdir": [], "writes": []}
+state:
+  description:
+    - Current QoS state (after the change; in check mode before it) of the netdev O(interface). Keys
+      C(interface), C(device), C(port), C(tool), C(trust), C(pfc) (8 booleans),
+      C(pfc_enabled) (priorities), C(tc_tsa), C(tc_bw), C(prio_tc), C(dscp2prio), C(ecn)
+      (C(np)/C(rp) with C(enable) and C(params)), C(rdma_cm), C(gids), C(nccl_env); keys whose
+      source is missing are absent or null.
+    - Register it per interface; the role C(gpufleet.cluster.roce_qos) collects it in C(roce_qos_state), keyed by
+      interface.
+  returned: always
+  type: dict
+  version_added: 0.3.0
 ansible_facts:
   description: Facts added to the host.
   returned: always
@@ -229,11 +241,8 @@ ansible_facts:
   contains:
     roce_qos:
       description:
-        - Current QoS state (after the change; in check mode before it) of the netdev. Keys
-          C(interface), C(device), C(port), C(tool), C(trust), C(pfc) (8 booleans),
-          C(pfc_enabled) (priorities), C(tc_tsa), C(tc_bw), C(prio_tc), C(dscp2prio), C(ecn)
-          (C(np)/C(rp) with C(enable) and C(params)), C(rdma_cm), C(gids), C(nccl_env); keys whose
-          source is missing are absent or null.
+        - Deprecated, to be removed in 2.0.0 - the same as RV(state). Every call sets this one key, so in a loop over
+          interfaces only the last interface's state is left; use RV(state) instead.
       returned: always
       type: dict
 """

@@ -283,11 +283,13 @@ def test_run_check_mode_then_apply_then_idempotent(tree, tmp_path):
     check = engine.run(params(tree, **kw), True, False, no_find, no_write)
     assert check["changed"] is True and check["diff"]["before"]["roce_tos"] == "0"
     assert (tree / NET / "ecn/roce_np/enable/3").read_text() == "0\n" and not persist.exists()
-    assert check["ansible_facts"]["roce_qos"]["tool"] is None and check["nccl_env"]["NCCL_IB_GID_INDEX"] == 3
+    assert check["state"]["tool"] is None and check["nccl_env"]["NCCL_IB_GID_INDEX"] == 3
+    assert check["ansible_facts"]["roce_qos"] == check["state"]  # the deprecated fact: the same state
 
     applied = engine.run(params(tree, **kw), False, False, no_find, write)
     assert applied["changed"] is True and written == [str(persist)]
-    facts = applied["ansible_facts"]["roce_qos"]
+    facts = applied["state"]
+    assert applied["ansible_facts"]["roce_qos"] == facts and facts["interface"] == applied["state"]["interface"]
     assert facts["ecn"]["np"]["enable"][3] is True and facts["rdma_cm"]["default_roce_tos"] == 104
     assert applied["nccl_env"] == {"NCCL_IB_TC": 104, "NCCL_IB_GID_INDEX": 3}
 

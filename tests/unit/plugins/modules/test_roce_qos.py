@@ -94,7 +94,8 @@ def test_four_steps_in_process(run_module, tree, tmp_path, tool):
 
     second = run_module(mod.main, args)
     assert second["changed"] is True, second
-    facts = second["ansible_facts"]["roce_qos"]
+    facts = second["state"]
+    assert second["ansible_facts"]["roce_qos"] == facts  # the deprecated fact, same state
     assert facts["trust"] == "dscp" and facts["pfc_enabled"] == [3]
     assert facts["ecn"]["np"]["enable"][3] is True and facts["ecn"]["np"]["params"]["cnp_dscp"] == 46
     assert facts["rdma_cm"] == {"default_roce_tos": 104, "default_roce_mode": "RoCE v2"}
@@ -195,7 +196,7 @@ def test_bad_input(run_module, tree):
 
 def test_facts_only_without_tool(run_module, tree):
     res = run_module(mod.main, base_args(tree, tool="dcb", dcb_path="/nonexistent/dcb"))
-    assert res["changed"] is False and res["ansible_facts"]["roce_qos"]["tool"] is None
+    assert res["changed"] is False and res["state"]["tool"] is None
     assert res["nccl_env"]["NCCL_IB_GID_INDEX"] == 3
 
 
