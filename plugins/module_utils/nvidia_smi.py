@@ -196,6 +196,30 @@ def _mig_devices(gpu):
     return devices
 
 
+def _clock_pair(gpu, path):
+    """``{graphics_mhz, memory_mhz}`` of a clocks element (None where nvidia-smi prints no value, e.g.
+    ``Requested functionality has been deprecated`` for application clocks on newer drivers)."""
+    return {'graphics_mhz': _num(gpu, path + '/graphics_clock'), 'memory_mhz': _num(gpu, path + '/mem_clock')}
+
+
+def _processes(gpu):
+    """The ``<processes>`` list: pid, type (C/G/C+G), name, used memory, MIG instance ids."""
+    out = []
+    container = gpu.find('processes')
+    if container is None:
+        return out
+    for proc in container.findall('process_info'):
+        out.append({
+            'pid': _num(proc, 'pid'),
+            'type': _val(proc, 'type'),
+            'name': _val(proc, 'process_name'),
+            'used_memory_mib': _num(proc, 'used_memory'),
+            'gpu_instance_id': _num(proc, 'gpu_instance_id'),
+            'compute_instance_id': _num(proc, 'compute_instance_id'),
+        })
+    return out
+
+
 def parse_gpu(gpu, index):
     """Facts of one ``<gpu>`` element."""
     link = 'pci/pci_gpu_link_info/'
@@ -253,6 +277,14 @@ def parse_gpu(gpu, index):
         'remapped_rows': _remapped_rows(gpu),
         'fabric_state': _val(gpu, 'fabric/state'),
         'fabric_status': _val(gpu, 'fabric/status'),
+        'power_limit_enforced': _num(gpu, 'gpu_power_readings/current_power_limit',
+                                     'power_readings/enforced_power_limit'),
+        'power_limit_requested': _num(gpu, 'gpu_power_readings/requested_power_limit',
+                                      'power_readings/power_limit'),
+        'applications_clocks': _clock_pair(gpu, 'applications_clocks'),
+        'default_applications_clocks': _clock_pair(gpu, 'default_applications_clocks'),
+        'max_clocks': _clock_pair(gpu, 'max_clocks'),
+        'processes': _processes(gpu),
     }
 
 
@@ -289,6 +321,64 @@ def parse_query_xml(text):
         'count': len(gpus),
         'gpus': gpus,
     }
+
+
+def parse_supported_clocks(text):
+    """Supported clock pairs per GPU of ``nvidia-smi -q -x`` output: a list (one item per ``<gpu>``, in
+    order) of ``[{memory_mhz, graphics_mhz: [..]}]``, or None for a GPU whose block is absent or empty.
+
+    Kept out of :func:`parse_query_xml` on purpose: some drivers print this block with mismatched tags
+    (then the whole document is re-read without it there); here such a document gives None for every GPU,
+    so a caller never takes a clock as supported that was not read. Raises like :func:`parse_query_xml`
+    when ``text`` is not a document."""
+    if isinstance(text, bytes):
+        text = text.decode('utf-8', 'replace')
+    body = _xml_document(text or '')
+    try:
+        root = ET.fromstring(body)
+    except (ET.ParseError, ValueError):
+        return [None] * len(parse_query_xml(text)['gpus'])
+    out = []
+    for gpu in root.findall('gpu'):
+        pairs = []
+        for mem in gpu.findall('supported_clocks/supported_mem_clock'):
+            memory = number(_text(mem, 'value'))
+            graphics = [number(g.text) for g in mem.findall('supported_graphics_clock')]
+            graphics = [g for g in graphics if isinstance(g, int)]
+            if isinstance(memory, int) and graphics:
+                pairs.append({'memory_mhz': memory, 'graphics_mhz': graphics})
+        out.append(pairs or None)
+    return out
+
+
+_LGI_ROW_RE = re.compile(r'^\|\s*(?P<gpu>\d+)\s+MIG\s+(?P<name>\S+)\s+(?P<profile>\d+)\s+(?P<gi>\d+)\s+'
+                         r'(?P<start>\d+):(?P<size>\d+)\s*\|\s*$')
+_LGI_NONE_RE = re.compile(r'No GPU instances found', re.IGNORECASE)
+
+
+def parse_mig_gpu_instances(text):
+    """Rows of ``nvidia-smi mig -lgi`` (the GPU instances table): a list of ``{gpu, profile_name (e.g.
+    1g.10gb), profile_id, instance_id, placement_start, placement_size}``; [] for ``No GPU instances
+    found``. Raises :class:`NvidiaSmiParseError` when the text is neither (a MIG-less GPU, an NVML
+    failure, garbage), so an unread layout is never taken for an empty one."""
+    if isinstance(text, bytes):
+        text = text.decode('utf-8', 'replace')
+    text = text or ''
+    rows = []
+    for line in text.splitlines():
+        m = _LGI_ROW_RE.match(line.strip())
+        if m:
+            rows.append({'gpu': int(m.group('gpu')), 'profile_name': m.group('name'),
+                         'profile_id': int(m.group('profile')), 'instance_id': int(m.group('gi')),
+                         'placement_start': int(m.group('start')), 'placement_size': int(m.group('size'))})
+    if rows:
+        return rows
+    if _LGI_NONE_RE.search(text):
+        return []
+    if re.search(r'GPU instances:', text) and not re.search(r'^\|\s*\d+\s', text, re.MULTILINE):
+        return []
+    first = text.strip().splitlines()[0][:200] if text.strip() else 'empty output'
+    raise NvidiaSmiParseError('nvidia-smi mig -lgi output is not a GPU instance table: %s' % first)
 
 
 # --- nvidia-smi --query-gpu=... --format=csv -----------------------------------------------------------

@@ -50,7 +50,7 @@ ROCE_TREE = HAND / 'roce' / 'cx6-roce-HANDMADE'
 HANG_SECONDS = 60
 
 MODULES = ('bond_facts', 'dcgm_diag', 'docker_daemon_json', 'fleet_compare', 'fw_facts', 'gpu_burn', 'gpu_facts',
-           'ib_port_facts', 'irq_affinity', 'nccl_bench', 'node_compare', 'p2p_bandwidth', 'pci_facts', 'rdma_bw',
+           'gpu_settings', 'ib_port_facts', 'irq_affinity', 'nccl_bench', 'node_compare', 'p2p_bandwidth', 'pci_facts', 'rdma_bw',
            'roce_qos', 'slurm_node', 'ssh_login_facts')
 ACTIONS = ('fleet_compare', 'node_compare')  # action plugins (their plugins/modules file is documentation)
 
@@ -247,6 +247,17 @@ def irq(**kw):
 
 def roce(**kw):
     return dict(SAFE['roce'], **kw)
+
+
+A10G_XML = CORPUS / 'nvidia_smi' / 'xml-telegraf-A10G-515.xml'  # recorded (MIT, telegraf; SOURCES.tsv)
+
+
+def gset(entry=None, **kw):
+    """gpu_settings parameters inside the temp tree; ``entry`` is merged into one A10G settings entry."""
+    base = dict(nvidia_smi_path=T + '/bin/nvidia-smi', persist_path=T + '/etc/gpu_settings.json',
+                lock_record_path=T + '/run/locks.json',
+                settings=[dict({'model': 'NVIDIA A10G', 'persistence_mode': True}, **(entry or {}))])
+    return dict(base, **kw)
 
 
 GOOD_FACTS = {'nvidia_gpu': {'executable': '/usr/bin/nvidia-smi', 'driver_version': '550.127.08', 'count': 1,
@@ -462,6 +473,44 @@ ROWS = [
         setup=exec_format_error('nvidia-smi')),
     row('gpu_facts', 'huge: 8 MiB of output that is not XML', {'executable': T + '/bin/nvidia-smi'}, 'clean-failure',
         setup=tool('nvidia-smi', b'<nvidia_smi_log><gpu id="' + b'9' * (8 << 20) + b'\n')),
+
+    # ------------------------------------------------------------ gpu_settings
+    row('gpu_settings', 'empty nvidia_smi_path', gset(nvidia_smi_path=''), 'refused', 'nvidia_smi_path'),
+    row('gpu_settings', 'NUL in nvidia_smi_path', gset(nvidia_smi_path=T + '/bin/nvidia-smi' + NUL), 'refused',
+        'nvidia_smi_path'),
+    row('gpu_settings', 'nvidia_smi_path is a directory', gset(nvidia_smi_path=T + '/bin'), 'refused', 'nvidia_smi_path',
+        directory('bin')),
+    row('gpu_settings', 'type confusion: power_limit_w text', gset({'power_limit_w': 'lots'}), 'refused', 'power_limit_w',
+        tool('nvidia-smi')),
+    row('gpu_settings', 'power_limit_w negative', gset({'power_limit_w': -300}), 'refused', 'power_limit_w',
+        tool('nvidia-smi')),
+    row('gpu_settings', 'huge power_limit_w', gset({'power_limit_w': HUGE}), 'refused', 'power_limit_w', tool('nvidia-smi')),
+    row('gpu_settings', 'compute_mode not a choice', gset({'compute_mode': 'Exclusive_Thread'}), 'refused', 'compute_mode',
+        tool('nvidia-smi')),
+    row('gpu_settings', 'locked_clocks min above max', gset({'locked_clocks': {'min_mhz': 1500, 'max_mhz': 1200}}),
+        'refused', 'locked_clocks', tool('nvidia-smi')),
+    row('gpu_settings', 'path traversal as a MIG profile', gset({'mig': {'enabled': True, 'instances': ['../../x']}}),
+        'refused', 'instances', tool('nvidia-smi')),
+    row('gpu_settings', 'unknown key (typo)', gset({'powr_limit_w': 250}), 'refused', 'powr_limit_w', tool('nvidia-smi')),
+    row('gpu_settings', 'model twice', gset(settings=[{'model': 'NVIDIA A10G'}, {'model': 'NVIDIA A10G'}]), 'refused',
+        'model', tool('nvidia-smi')),
+    row('gpu_settings', 'persist_path is a directory', gset(persist_path=T + '/etc'), 'refused', 'persist_path',
+        (directory('etc'), tool('nvidia-smi'))),
+    row('gpu_settings', 'persist_path relative', gset(persist_path='etc/gpu.json'), 'refused', 'persist_path',
+        tool('nvidia-smi')),
+    # The GPU's own limits are known only after reading -q -x (a read-only run), so these refusals run the tool:
+    # clean failures naming the option, nothing changed.
+    row('gpu_settings', 'power limit above what the recorded A10G allows', gset({'power_limit_w': 301}), 'clean-failure',
+        setup=tool('nvidia-smi', A10G_XML.read_bytes())),
+    row('gpu_settings', 'MIG on the recorded A10G (not MIG-capable)', gset({'mig': {'enabled': True}}), 'clean-failure',
+        setup=tool('nvidia-smi', A10G_XML.read_bytes())),
+    row('gpu_settings', 'garbage: non-UTF-8 output', gset(), 'clean-failure', setup=tool('nvidia-smi', GARBAGE)),
+    row('gpu_settings', 'garbage ASCII output, path with ../', gset(nvidia_smi_path=T + '/bin/../bin/nvidia-smi'),
+        'clean-failure', setup=tool('nvidia-smi', ASCII_GARBAGE)),
+    row('gpu_settings', 'nvidia-smi the OS cannot start', gset(), 'clean-failure', setup=exec_format_error('nvidia-smi')),
+    row('gpu_settings', 'no nvidia-smi: skipped, no GPU', gset(nvidia_smi_path=T + '/bin/absent-nvidia-smi'), 'no-change'),
+    row('gpu_settings', 'No devices were found', gset(), 'no-change',
+        setup=tool('nvidia-smi', b'No devices were found\n', rc=6)),
 
     # ------------------------------------------------------------ ib_port_facts
     row('ib_port_facts', 'empty sysfs_root', {'sysfs_root': ''}, 'refused', 'sysfs_root'),

@@ -456,3 +456,70 @@ def test_topo_garbled_labels_are_not_merged():
     topo = nvidia_smi.parse_topo_matrix(text.replace('NIC1: mlx5_1', 'NIC1: mlx5_0'))
     assert topo['devices'][4:] == ['NIC0', 'NIC1', 'NIC2', 'NIC3'] and topo['matrix']['NIC0']['NIC1'] == 'NODE'
     assert all(row not in links for row, links in topo['matrix'].items())
+
+
+# --- the fields gpu_settings reads: power limits, clocks, processes, supported clocks, mig -lgi -----------
+SETTINGS_EXPECTED = {
+    # file -> (persistence, compute mode, ECC current/pending, power limit, min, max, app clocks, supported mem clocks, PIDs)
+    'xml-telegraf-A10G-515.xml': ('Disabled', 'Default', ('Enabled', 'Enabled'), 300, 100, 300,
+                                  {'graphics_mhz': 1710, 'memory_mhz': 6251}, [6251, 405], [725]),
+    'xml-telegraf-2xA5000-590-v13.xml': ('Enabled', 'Default', ('Disabled', 'Disabled'), 230, 100, 230, None,
+                                         [8001, 7601, 5001, 810, 405], [100477]),
+}
+
+
+def test_settings_fields_on_every_recording(nvsmi_xml_file):
+    text = nvsmi_xml_file.read_text(errors='replace')
+    facts = nvidia_smi.parse_query_xml(text)
+    supported = nvidia_smi.parse_supported_clocks(text)
+    assert len(supported) == facts['count']
+    for gpu, clocks in zip(facts['gpus'], supported):
+        low, high, limit = gpu['power_limit_min'], gpu['power_limit_max'], gpu['power_limit_enforced']
+        if None not in (low, high, limit):
+            assert low <= limit <= high
+        for key in ('applications_clocks', 'default_applications_clocks', 'max_clocks'):
+            assert set(gpu[key]) == {'graphics_mhz', 'memory_mhz'}
+            assert all(v is None or isinstance(v, int) for v in gpu[key].values())
+        assert all(isinstance(p['pid'], int) for p in gpu['processes'])
+        assert gpu['compute_mode'] in (None, 'Default', 'Exclusive_Process', 'Prohibited', 'Exclusive_Thread')
+        assert clocks is None or all(c['graphics_mhz'] and isinstance(c['memory_mhz'], int) for c in clocks)
+    exp = SETTINGS_EXPECTED.get(nvsmi_xml_file.name)
+    if exp:
+        gpu = facts['gpus'][0]
+        assert gpu['persistence_mode'] == exp[0] and gpu['compute_mode'] == exp[1]
+        assert (gpu['ecc_mode']['current'], gpu['ecc_mode']['pending']) == exp[2]
+        assert (gpu['power_limit_enforced'], gpu['power_limit_min'], gpu['power_limit_max']) == exp[3:6]
+        app = gpu['applications_clocks']
+        assert (app if app['graphics_mhz'] is not None else None) == exp[6]
+        assert [c['memory_mhz'] for c in supported[0]] == exp[7]
+        assert [p['pid'] for p in gpu['processes']] == exp[8]
+
+
+def test_supported_clocks_unreadable_block_gives_none(corpus):
+    text = _a10g(corpus)
+    broken = text.replace('<supported_mem_clock>', '</supported_mem_clock>\n<supported_mem_clock>', 1)
+    assert nvidia_smi.parse_supported_clocks(broken) == [None]
+    assert nvidia_smi.parse_supported_clocks(text)[0][0]['graphics_mhz'][0] == 1710
+
+
+# HANDMADE: the GPU instance table in the layout of NVIDIA's MIG user guide (no recording in the corpus).
+LGI_HANDMADE = """+-------------------------------------------------------+
+| GPU instances:                                        |
+| GPU   Name             Profile  Instance   Placement  |
+|                          ID       ID       Start:Size |
+|=======================================================|
+|   0  MIG 3g.40gb          9        2          0:4     |
++-------------------------------------------------------+
+|   0  MIG 1g.10gb+me      20        9          6:1     |
++-------------------------------------------------------+
+"""
+
+
+def test_mig_gpu_instances_hand_made():
+    rows = nvidia_smi.parse_mig_gpu_instances(LGI_HANDMADE)
+    assert [(r['gpu'], r['profile_name'], r['profile_id'], r['instance_id'], r['placement_start'], r['placement_size'])
+            for r in rows] == [(0, '3g.40gb', 9, 2, 0, 4), (0, '1g.10gb+me', 20, 9, 6, 1)]
+    assert nvidia_smi.parse_mig_gpu_instances('No GPU instances found: Not Found\n') == []
+    for bad in ('', 'Failed to initialize NVML: Driver/library version mismatch', LGI_HANDMADE[:40]):
+        with pytest.raises(nvidia_smi.NvidiaSmiParseError):
+            nvidia_smi.parse_mig_gpu_instances(bad)
