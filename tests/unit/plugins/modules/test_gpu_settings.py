@@ -230,3 +230,51 @@ def test_mig_instance_commands_only_the_difference():
     assert engine.mig_instance_commands('smi', 0, rows, ['MIG 3g.40gb', '3g.40gb', '1g.10gb']) == []
     assert engine.mig_instance_commands('smi', 1, [], ['2g.20gb', '1g.10gb']) == [
         ['smi', 'mig', '-i', '1', '-cgi', '1g.10gb,2g.20gb', '-C']]
+
+
+# ---------------------------------------------------------------- the role's boot replay (roles/gpu_settings/files)
+# After the module converged and the stand-in "rebooted" (the driver forgot the volatile settings, /run is empty),
+# the replay alone brings them back and the module finds nothing to change.
+REPLAY = REPO / 'roles' / 'gpu_settings' / 'files' / 'gpufleet_gpu_settings_replay.py'
+WANTED = [{'model': 'NVIDIA A10G', 'persistence_mode': True, 'power_limit_w': 250, 'compute_mode': 'Prohibited',
+           'locked_clocks': {'min_mhz': 1200, 'max_mhz': 1500}, 'ecc': 'disabled'}]
+
+
+def replay(*args):
+    return subprocess.run([sys.executable, str(REPLAY)] + [str(a) for a in args], capture_output=True, text=True,
+                          check=False, timeout=120)
+
+
+def test_replay_restores_what_the_driver_forgot(tmp_path, run_module):
+    smi = Smi(tmp_path, A10G)
+    persist, locks = tmp_path / 'etc' / 'gpu_settings.json', tmp_path / 'run' / 'locks.json'
+    params = dict(nvidia_smi_path=str(smi.path), settings=WANTED, persist_path=str(persist), lock_record_path=str(locks))
+    assert run_module(gpu_settings.main, params)['changed']
+    smi.reboot(locks)
+    res = run_module(gpu_settings.main, dict(params, _ansible_check_mode=True))
+    assert sorted(c[3] for c in res['commands']) == ['-c', '-lgc', '-pl', '-pm'] and not res['reboot_required'], res
+    out = replay(persist)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == 'gpufleet-gpu-settings-replay: 1 GPU(s), 4 command(s) run, 0 error(s)'
+    uuid = 'GPU-9a9a6c50-2a47-2f51-a902-b82c3b127e94'
+    assert [c for c in smi.calls() if c.startswith('-i GPU-')] == [
+        '-i %s -pm 1' % uuid, '-i %s -c 2' % uuid, '-i %s -pl 250' % uuid, '-i %s -lgc 1200,1500' % uuid]
+    assert json.loads(locks.read_text())['gpus'] == {uuid: {'min_mhz': 1200, 'max_mhz': 1500}}
+    res = run_module(gpu_settings.main, params)
+    assert not res['changed'] and res['commands'] == [], res
+    # again: harmless
+    assert replay(persist).returncode == 0
+    assert not run_module(gpu_settings.main, params)['changed']
+
+
+def test_replay_refuses_a_bad_file_and_reports_failed_commands(tmp_path):
+    bad = tmp_path / 'bad.json'
+    bad.write_text('{"format": "gpufleet.roce_qos/2"}')
+    out = replay(bad)
+    assert out.returncode == 2 and 'has format' in out.stderr
+    doc = {'format': 'gpufleet.gpu_settings/1', 'nvidia_smi': str(tmp_path / 'missing-nvidia-smi'), 'lock_record_path': None,
+           'gpus': [{'uuid': 'GPU-x', 'index': 0, 'replay': [['-pm', '1']]}]}
+    good = tmp_path / 'p.json'
+    good.write_text(json.dumps(doc))
+    out = replay(good)
+    assert out.returncode == 1 and 'GPU 0 (GPU-x)' in out.stderr and '1 error(s)' in out.stdout
