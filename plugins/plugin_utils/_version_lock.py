@@ -4,8 +4,9 @@
 """Private to this collection (controller side).
 
 The version lock: one manifest per hardware profile (inventory ``gpufleet_lock``) pinning the kernel,
-GPU driver, Fabric Manager, OFED/DOCA, container toolkit, HCA firmware and VBIOS. The provision roles
-install exactly that, the checks report every node that differs, and a rollout changes it.
+GPU driver, Fabric Manager, OFED/DOCA, container toolkit, HCA firmware, VBIOS and the acceptance tools (DCGM,
+nccl-tests, gpu-burn, CUDA samples / nvbandwidth, perftest, Open MPI). The provision roles install exactly
+that, the checks report every node that differs, and a rollout changes it.
 
 This module validates a manifest (``lock_errors``; given the hosts' ``rdma_stack_provider``, an OFED key
 that nothing would install or check is an error too), turns it into the expectations the node checks use
@@ -23,6 +24,8 @@ __metaclass__ = type
 
 import re
 
+# A package version without epoch and Debian revision or with them: 2.13.11, 1:3.3.9, 4.1.4-3+b1.
+BENCH_VERSION_RE = r'^(\d+:)?\d[\w.+~]*(-[\w.+~]+)*$'
 # key -> (regular expression, what is allowed, in words)
 LOCK_FORMATS = {
     'kernel': (r'^\d+\.\d+(\.\d+)?[-+.~\w]*$', 'a kernel release as uname -r prints it, e.g. 5.15.0-125-generic'),
@@ -37,6 +40,14 @@ LOCK_FORMATS = {
                      'an HCA firmware version MAJOR.MINOR.SUBMINOR (e.g. 28.42.1000), or a dict board id (PSID) -> version'),
     'vbios': (r'^[0-9A-Fa-f]{2}(\.[0-9A-Fa-f]{2}){4}$',
               'a VBIOS version like 96.00.99.00.01, or a dict GPU product name -> version'),
+    # The acceptance tools (roles/bench_tools): a package version with or without its Debian revision and epoch.
+    'dcgm': (r'^(\d+:)?[34]\.\d+\.\d+(-[\w.~+]+)?$', 'a DCGM 3.x or 4.x version, e.g. 3.3.9 or 1:4.1.1-1'),
+    'nccl_tests': (BENCH_VERSION_RE, 'an nccl-tests package version, e.g. 2.13.11 or 2.13.11-1'),
+    'gpu_burn': (BENCH_VERSION_RE, 'a gpu-burn package version, e.g. 1.1 or 1.1-1'),
+    'cuda_samples': (BENCH_VERSION_RE, 'a CUDA samples (p2pBandwidthLatencyTest) package version, e.g. 12.8'),
+    'nvbandwidth': (BENCH_VERSION_RE, 'an nvbandwidth package version, e.g. 0.7'),
+    'perftest': (BENCH_VERSION_RE, 'a perftest package version, e.g. 4.5 or 4.5-1'),
+    'openmpi': (BENCH_VERSION_RE, 'an Open MPI package version, e.g. 4.1.4 or 4.1.4-3'),
 }
 # Keys whose value may be a dict (per board id / GPU product) instead of one version.
 PER_DEVICE_KEYS = ('hca_firmware', 'vbios')

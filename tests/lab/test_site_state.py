@@ -8,8 +8,9 @@ after the second, changed=0 run):
 
 What the roles promise is read back from each lab host itself: the sshd settings sshd really uses (``sshd -T``),
 the host keys on disk, the service, the sysctl file and the values the kernel holds (in a container only the
-keys of its network namespace are set now; the rest must be in the file), and the node's Prometheus textfile.
-The expected values come from the roles' defaults, not from copies here."""
+keys of its network namespace are set now; the rest must be in the file), the acceptance tools (bench_tools) and
+the node's Prometheus textfile. The expected values come from the roles' defaults and the lab inventory, not from
+copies here."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ def _defaults(role):
 SSH = _defaults('ssh_hardening')
 SYSCTL = _defaults('sysctl_tuning')
 ACCEPTANCE = _defaults('acceptance')
+BENCH = yaml.safe_load((ROOT / 'roles' / 'bench_tools' / 'vars' / 'main.yml').read_text())
+LAB_LOCK = yaml.safe_load((ROOT / 'inventories' / 'lab' / 'group_vars' / 'profile_lab_cpu.yml').read_text())['gpufleet_lock']
 
 
 @pytest.fixture(scope='module')
@@ -106,3 +109,24 @@ def test_the_node_reports_its_acceptance_to_prometheus(host):
     assert set(skipped.values()) == {'1'}, skipped
     assert not re.search(r'(?m)^gpufleet_acceptance_node_pass\{', text), 'a node with no rung run must not pass'
     assert not re.search(r'(?m)^gpufleet_acceptance_rung_pass\{', text)
+
+
+def test_the_acceptance_tools_are_installed_pinned_and_held(host):
+    """bench_tools: every program the ladder runs is executable, the packages the lab lock pins are at their version
+    and held, and DCGM's host engine is neither enabled nor running on these GPU-less hosts."""
+    tools = _defaults('bench_tools')['bench_tools_tools']
+    for tool in tools:
+        for path in BENCH['__bench_tools_executables_default'][tool]:
+            assert host.file(path).is_file and host.file(path).mode & 0o111, (tool, path)
+    packages = {'gpu_burn': 'gpu-burn', 'cuda_samples': 'cuda-samples-p2p', 'nccl_tests': 'nccl-tests',
+                'dcgm': 'datacenter-gpu-manager'}
+    for key, version in LAB_LOCK.items():
+        if version is None:
+            continue
+        row = host.check_output("dpkg-query -W -f '${Version} ${db:Status-Abbrev}' %s" % packages[key])
+        got, status = row.split(' ', 1)
+        assert re.match(r'^([0-9]+:)?%s(-[^-]+)?$' % re.escape(str(version)), got), (key, got, version)
+        assert status.startswith('hi'), (key, status)
+    assert 'Pin-Priority: 1001' in host.file('/etc/apt/preferences.d/gpufleet-bench-tools.pref').content_string
+    dcgm = host.service('nvidia-dcgm')
+    assert not dcgm.is_enabled and not dcgm.is_running

@@ -128,12 +128,32 @@ def test_good_lock_and_nulls():
     ({'packages': {'Bad Name': '1'}}, 'is not a package name'),
     ({'packages': {'nvidia-dcgm': None}}, 'packages.nvidia-dcgm'),
     ({'nvidia_driver_branch': True}, 'gpufleet_lock.nvidia_driver_branch'),
+    ({'dcgm': '2.4.8'}, 'gpufleet_lock.dcgm = '),
+    ({'dcgm': '3.3'}, 'a DCGM 3.x or 4.x version'),
+    ({'dcgm': 'latest'}, 'gpufleet_lock.dcgm'),
+    ({'nccl_tests': 'v2.13.11'}, 'gpufleet_lock.nccl_tests'),
+    ({'gpu_burn': 'master'}, 'gpufleet_lock.gpu_burn'),
+    ({'cuda_samples': '12.8 '}, 'gpufleet_lock.cuda_samples'),
+    ({'nvbandwidth': True}, 'gpufleet_lock.nvbandwidth'),
+    ({'perftest': '4.5 -1'}, 'gpufleet_lock.perftest'),
+    ({'openmpi': {'x': '4.1.4'}}, 'gpufleet_lock.openmpi'),
 ])
 def test_bad_locks_name_the_key(change, needle):
     lock = dict(GOOD, **change)
     errors = vl.lock_errors(lock)
     assert errors, lock
     assert any(needle in e for e in errors), errors
+
+
+# The acceptance tools' keys (roles/bench_tools) take package versions as the mirror has them: with or without
+# an epoch and a Debian revision.
+@pytest.mark.parametrize('key, value', [
+    ('dcgm', '3.3.9'), ('dcgm', '1:3.3.9'), ('dcgm', '1:4.1.1-1'), ('nccl_tests', '2.13.11'),
+    ('nccl_tests', '2.13.11-1gpufleet1'), ('gpu_burn', '1.1'), ('cuda_samples', '12.8'), ('nvbandwidth', '0.7'),
+    ('perftest', '4.5-0.20-1'), ('openmpi', '4.1.4-3+b1'), ('openmpi', None),
+])
+def test_bench_tool_keys(key, value):
+    assert vl.lock_errors(dict(GOOD, **{key: value})) == []
 
 
 def test_not_a_dict():
