@@ -17,8 +17,8 @@ from ansible_collections.gpufleet.cluster.plugins.plugin_utils._version_lock imp
 )
 
 
-def version_lock_errors(lock, name='gpufleet_lock', provider=None):
-    return lock_errors(lock, name, provider)
+def version_lock_errors(lock, name='gpufleet_lock', provider=None, cdi=False):
+    return lock_errors(lock, name, provider, cdi)
 
 
 def version_lock_expectations(lock):

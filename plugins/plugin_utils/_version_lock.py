@@ -24,6 +24,8 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpufleet.cluster.plugins.plugin_utils import _compat
+
 # A package version without epoch and Debian revision or with them: 2.13.11, 1:3.3.9, 4.1.4-3+b1.
 BENCH_VERSION_RE = r'^(\d+:)?\d[\w.+~]*(-[\w.+~]+)*$'
 # key -> (regular expression, what is allowed, in words)
@@ -36,6 +38,8 @@ LOCK_FORMATS = {
     'mlnx_ofed': (r'^\d+\.\d+-\d+\.\d+\.\d+(\.\d+)?$', 'an MLNX_OFED version as ofed_info -s prints it, e.g. 5.8-1.0.1.1'),
     'ofed_version': (r'^[\w.-]+$', 'the exact ofed_info -s version, e.g. 24.10-1.1.4'),
     'container_toolkit': (r'^\d+\.\d+\.\d+(-[\w.~+]+)?$', 'an nvidia-container-toolkit version, e.g. 1.17.3'),
+    'containerd': (r'^(\d+:)?\d+\.\d+(\.\d+)?([-~+][\w.~+-]*)?$',
+                   'a containerd version, e.g. 1.7.24 (checked against the CDI rule; nothing installs it)'),
     'hca_firmware': (r'^\d+\.\d+\.\d+$',
                      'an HCA firmware version MAJOR.MINOR.SUBMINOR (e.g. 28.42.1000), or a dict board id (PSID) -> version'),
     'vbios': (r'^[0-9A-Fa-f]{2}(\.[0-9A-Fa-f]{2}){4}$',
@@ -51,7 +55,7 @@ LOCK_FORMATS = {
 }
 # Keys whose value may be a dict (per board id / GPU product) instead of one version.
 PER_DEVICE_KEYS = ('hca_firmware', 'vbios')
-LOCK_KEYS = tuple(sorted(set(LOCK_FORMATS) | {'packages'}))
+LOCK_KEYS = tuple(sorted(set(LOCK_FORMATS) | {'packages', 'cuda'}))
 
 # Packages whose version a lock key pins, by key (the same name on every supported distribution).
 KEY_PACKAGES = {
@@ -95,11 +99,13 @@ def _text(value):
     return value if isinstance(value, str) else None
 
 
-def lock_errors(lock, name='gpufleet_lock', provider=None):
+def lock_errors(lock, name='gpufleet_lock', provider=None, cdi=False):
     """Every problem of the manifest ``lock`` as a list of messages naming ``name.key``; empty when usable.
     ``None`` values mean "not pinned" and are allowed. ``provider`` is the ``rdma_stack_provider`` of the
     profile's hosts (``none`` where rdma_stack does not run): an OFED key that nothing installs or checks
-    under it is an error. ``None`` leaves that rule out."""
+    under it is an error. ``None`` leaves that rule out. The compatibility rules between pinned versions
+    (``_compat``: CUDA against the driver; with ``cdi``, the container toolkit and containerd) run on the keys
+    whose format is right."""
     errors = _provider_errors(provider)
     if lock is None:
         return errors
@@ -115,6 +121,7 @@ def lock_errors(lock, name='gpufleet_lock', provider=None):
             bad.add(key)
     good = dict((k, v) for k, v in lock.items() if k not in bad)
     errors.extend(_cross_errors(name, good, bad))
+    errors.extend(_compat.compat_errors(good, name, cdi))
     if isinstance(provider, str) and provider in RDMA_PROVIDERS:
         errors.extend(_unused_key_errors(name, good, provider))
     return errors
@@ -147,6 +154,8 @@ def _key_errors(name, key, value):
         return []
     if key == 'packages':
         return package_errors(value, '%s.packages' % name)
+    if key == 'cuda':
+        return _compat.cuda_format_errors(name, value)
     pattern, allowed = LOCK_FORMATS[key]
     if key in PER_DEVICE_KEYS and isinstance(value, dict):
         if not value:

@@ -49,3 +49,22 @@ def test_cdi_needs_toolkit_and_containerd():
                                 'nvidia-container-toolkit >= 1.13.0')
     assert errors[1].startswith('g.containerd = 1.6.33 does not read CDI specs: CDI needs containerd >= 1.7.0')
     assert compat.compat_errors({'container_toolkit': '1.17.3-1', 'containerd': '1.7.24'}, cdi=True) == []
+
+
+def test_lock_errors_run_the_rules_on_well_formed_keys():
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils import _version_lock as vl
+    lock = {'nvidia_driver': '525.60.11', 'cuda': ['12.4', 'x'], 'container_toolkit': '1.12.1', 'containerd': '1.6.33'}
+    errors = vl.lock_errors(lock, 'gpufleet_lock')
+    assert errors == ["gpufleet_lock.cuda entry 'x' is not a CUDA release MAJOR.MINOR such as \"12.4\" (quote it in YAML)"]
+    lock['cuda'] = ['12.4']
+    errors = vl.lock_errors(lock, 'gpufleet_lock', cdi=True)
+    assert [e.split(' (rule')[0] for e in errors] == [
+        'gpufleet_lock.cuda 12.4 needs a driver >= 525.60.13, but gpufleet_lock.nvidia_driver = 525.60.11',
+        'gpufleet_lock.container_toolkit = 1.12.1 cannot generate CDI specs: CDI needs nvidia-container-toolkit >= 1.13.0 '
+        '(or set container_toolkit_cdi: never)',
+        'gpufleet_lock.containerd = 1.6.33 does not read CDI specs: CDI needs containerd >= 1.7.0 (or set '
+        'container_toolkit_cdi: never)']
+    assert vl.lock_errors({'containerd': 'latest'}) == [
+        "gpufleet_lock.containerd = 'latest' is not a containerd version, e.g. 1.7.24 (checked against the CDI rule; "
+        "nothing installs it)"]
+    assert vl.lock_errors({'nvidia_driver': '570.133.20', 'cuda': '12.8', 'containerd': '1.7.24~ds1-1'}, cdi=True) == []
