@@ -301,7 +301,7 @@ def plan_gpu(exe, entry, state):
         if state["mig"]["current"] != want:
             reasons.append("%s: MIG mode %s takes effect after a GPU reset or reboot (current: %s)"
                            % (label, want, state["mig"]["current"]))
-        elif mig["enabled"]:
+        elif mig["enabled"] and mig.get("instances") is not None:  # instances left out: the layout is not managed
             have = state["mig"]["instances"] or []
             wanted = sorted(_profile(n) for n in mig.get("instances") or [])
             before["mig_instances"], after["mig_instances"] = have, wanted

@@ -113,7 +113,8 @@ options:
             description:
               - GPU instances by profile name (C(1g.10gb), C(3g.40gb)...), each with its default compute instance.
                 Compared as a multiset with C(nvidia-smi mig -lgi); only the difference is created or destroyed.
-                Applied once MIG mode is active.
+                Applied once MIG mode is active. Left out, the layout is not managed (nothing is created or
+                destroyed); V([]) destroys every instance.
             type: list
             elements: str
   persist_path:

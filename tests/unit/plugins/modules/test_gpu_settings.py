@@ -165,6 +165,9 @@ def test_mig_layout_difference_and_refusal_with_processes(tmp_path, run_module):
     assert res['commands'] == [[exe, 'mig', '-i', '0', '-dci', '-gi', '2'], [exe, 'mig', '-i', '0', '-dgi', '-gi', '2'],
                                [exe, 'mig', '-i', '0', '-cgi', '1g.10gb', '-C']], res
     assert not run_module(gpu_settings.main, args(smi, [wanted]))['changed']
+    # MIG enabled without instances: the layout is not managed, nothing is destroyed
+    res = run_module(gpu_settings.main, args(smi, [{'model': 'NVIDIA H100 80GB HBM3', 'mig': {'enabled': True}}]))
+    assert not res['changed'] and res['gpus'][0]['mig']['instances'] == ['1g.10gb', '3g.40gb'], res
     # processes on the GPU: a MIG change is refused naming the PIDs, nothing runs
     smi('--standin-processes', '0', '4242,4343')
     wanted['mig']['instances'] = ['7g.80gb']
