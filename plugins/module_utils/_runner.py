@@ -27,6 +27,14 @@ TIMEOUT_RC = -9
 START_RC = 127
 
 
+class Failure(Exception):
+    """An engine's failure: the module fails with ``msg``; ``result`` holds the other result keys (``changed`` at least)."""
+
+    def __init__(self, msg, **result):
+        Exception.__init__(self, msg)
+        self.msg, self.result = msg, result
+
+
 def cmdline(argv):
     """Shell-quoted command line for messages (the command itself always runs as an argv list)."""
     return ' '.join(shlex.quote(str(a)) for a in argv)

@@ -27,6 +27,7 @@ import os
 import re
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import _runner
+from ansible_collections.gpufleet.cluster.plugins.module_utils._runner import Failure
 from ansible_collections.gpufleet.cluster.plugins.module_utils import _sysfs
 from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
 from ansible_collections.gpufleet.cluster.plugins.module_utils import atomic_write
@@ -43,14 +44,6 @@ SETTING_KEYS = ("persistence_mode", "power_limit_w", "application_clocks", "lock
 VOLATILE_KEYS = ("persistence_mode", "power_limit_w", "application_clocks", "locked_clocks", "compute_mode")
 MIG_PROFILE_RE = re.compile(r"^[1-8]g\.[0-9]+gb(\+[a-z0-9.]+)?$")
 MIG_PROFILE_ALLOWED = "MIG profile names such as 1g.10gb, 3g.40gb, 7g.80gb or 1g.10gb+me"
-
-
-class Failure(Exception):
-    """The module fails with ``msg``; ``result`` holds the other result keys (``changed`` at least)."""
-
-    def __init__(self, msg, **result):
-        Exception.__init__(self, msg)
-        self.msg, self.result = msg, result
 
 
 class SmiError(Exception):

@@ -23,6 +23,7 @@ import re
 
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible_collections.gpufleet.cluster.plugins.module_utils import _runner
+from ansible_collections.gpufleet.cluster.plugins.module_utils._runner import Failure
 from ansible_collections.gpufleet.cluster.plugins.module_utils import _sysfs
 from ansible_collections.gpufleet.cluster.plugins.module_utils import atomic_write
 from ansible_collections.gpufleet.cluster.plugins.module_utils import dcb as dcb_utils
@@ -35,14 +36,6 @@ PERSIST_FORMAT = "gpufleet.roce_qos/2"
 PFC_ALLOWED = "a list of priorities (integers 0-7, for example [3]) or 8 booleans (priority 0 first)"
 _PRIO_RE = re.compile(r"^\s*[0-7]\s*$")
 _UINT_RE = re.compile(r"^\s*[0-9]+\s*$")
-
-
-class Failure(Exception):
-    """The module fails with ``msg``; ``result`` holds the other result keys (``changed`` at least)."""
-
-    def __init__(self, msg, **result):
-        Exception.__init__(self, msg)
-        self.msg, self.result = msg, result
 
 
 class ToolError(Exception):
