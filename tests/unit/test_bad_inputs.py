@@ -50,7 +50,7 @@ ROCE_TREE = HAND / 'roce' / 'cx6-roce-HANDMADE'
 HANG_SECONDS = 60
 
 MODULES = ('bond_facts', 'dcgm_diag', 'docker_daemon_json', 'fleet_compare', 'fw_facts', 'gpu_burn', 'gpu_facts',
-           'gpu_settings', 'ib_port_facts', 'irq_affinity', 'nccl_bench', 'node_compare', 'p2p_bandwidth', 'pci_facts', 'rdma_bw',
+           'gpu_settings', 'hca_firmware', 'ib_port_facts', 'irq_affinity', 'nccl_bench', 'node_compare', 'p2p_bandwidth', 'pci_facts', 'rdma_bw',
            'roce_qos', 'slurm_node', 'ssh_login_facts')
 ACTIONS = ('fleet_compare', 'node_compare')  # action plugins (their plugins/modules file is documentation)
 
@@ -258,6 +258,37 @@ def gset(entry=None, **kw):
                 lock_record_path=T + '/run/locks.json',
                 settings=[dict({'model': 'NVIDIA A10G', 'persistence_mode': True}, **(entry or {}))])
     return dict(base, **kw)
+
+
+MLX_Q = (CORPUS / 'mlx_fw' / 'ipa-mstflint-q-cx6-hdr-20.35.txt').read_bytes()  # recorded (Apache-2.0; SOURCES.tsv)
+
+
+def hca(**kw):
+    """hca_firmware parameters inside the temp tree (hca_pci_tree's sysfs and bundle, the fake tools)."""
+    return dict(dict(version='20.36.1012', bundle_dir=T + '/bundle', sysfs_root=T + '/root',
+                     tool_path=T + '/bin/mstflint', mlxfwreset_path=T + '/bin/mstfwreset'), **kw)
+
+
+def hca_no(name, **kw):
+    """hca() without the option ``name``."""
+    return dict((k, v) for k, v in hca(**kw).items() if k != name)
+
+
+def hca_pci_tree(ctx):
+    """One mlx5 card at 0000:3b:00.0 (PSID MT_0000000228, hand-made sysfs layout) and an empty bundle."""
+    pdir = ctx.tree / 'root' / 'sys' / 'devices' / 'pci0000:00' / '0000:3b:00.0'
+    ibdev = pdir / 'infiniband' / 'mlx5_0'
+    ibdev.mkdir(parents=True)
+    for name, text in (('fw_ver', '20.35.1012'), ('board_id', 'MT_0000000228'), ('sys_image_guid', '043f:7203:00f0:4c46')):
+        (ibdev / name).write_text(text + '\n')
+    os.symlink('../../../0000:3b:00.0', str(ibdev / 'device'))
+    cls = ctx.tree / 'root' / 'sys' / 'class' / 'infiniband'
+    cls.mkdir(parents=True)
+    os.symlink(os.path.relpath(str(ibdev), str(cls)), str(cls / 'mlx5_0'))
+    (ctx.tree / 'bundle').mkdir(exist_ok=True)
+
+
+HCA_TOOLS = (hca_pci_tree, tool('mstflint', MLX_Q))
 
 
 GOOD_FACTS = {'nvidia_gpu': {'executable': '/usr/bin/nvidia-smi', 'driver_version': '550.127.08', 'count': 1,
@@ -511,6 +542,42 @@ ROWS = [
     row('gpu_settings', 'no nvidia-smi: skipped, no GPU', gset(nvidia_smi_path=T + '/bin/absent-nvidia-smi'), 'no-change'),
     row('gpu_settings', 'No devices were found', gset(), 'no-change',
         setup=tool('nvidia-smi', b'No devices were found\n', rc=6)),
+
+    # ------------------------------------------------------------ hca_firmware
+    row('hca_firmware', 'version not MAJOR.MINOR.SUBMINOR', hca(version='20.36'), 'refused', 'version', HCA_TOOLS),
+    row('hca_firmware', 'version and versions both', hca(versions={'MT_0000000228': '20.36.1012'}), 'refused',
+        'version', HCA_TOOLS),
+    row('hca_firmware', 'neither version nor versions', hca_no('version'), 'refused', 'version', HCA_TOOLS),
+    row('hca_firmware', 'path traversal as a PSID', hca_no('version', versions={'../../etc/x': '20.36.1012'}), 'refused',
+        'versions', HCA_TOOLS),
+    row('hca_firmware', 'type confusion: a version a float', hca_no('version', versions={'MT_0000000228': 20.36}),
+        'refused', 'versions', HCA_TOOLS),
+    row('hca_firmware', 'type confusion: versions a list', hca_no('version', versions=['20.36.1012']), 'refused',
+        'versions', HCA_TOOLS),
+    row('hca_firmware', 'bundle_dir is a file', hca(bundle_dir=T + '/f'), 'refused', 'bundle_dir',
+        HCA_TOOLS + (file('f'),)),
+    row('hca_firmware', 'bundle_dir does not exist', hca(bundle_dir=T + '/nowhere'), 'refused', 'bundle_dir', HCA_TOOLS),
+    row('hca_firmware', 'NUL in bundle_dir', hca(bundle_dir=T + '/bundle' + NUL), 'refused', 'bundle_dir', HCA_TOOLS),
+    row('hca_firmware', 'images entry not a file', hca(images={'MT_0000000228': '../../etc/passwd-nope'}), 'refused',
+        'images', HCA_TOOLS),
+    row('hca_firmware', 'a device that is an option', hca(devices=['-y']), 'refused', 'devices', HCA_TOOLS),
+    row('hca_firmware', 'timeout zero', hca(timeout=0), 'refused', 'timeout', HCA_TOOLS),
+    row('hca_firmware', 'huge timeout', hca(timeout=HUGE), 'refused', 'timeout', HCA_TOOLS),
+    row('hca_firmware', 'tool_path is a directory', hca(tool_path=T + '/bin'), 'refused', 'tool_path', HCA_TOOLS),
+    row('hca_firmware', 'tool not a choice', hca(tool='mlxburn'), 'refused', 'tool', HCA_TOOLS),
+    row('hca_firmware', 'sysfs_root is a file', hca(sysfs_root=T + '/f'), 'refused', 'sysfs_root',
+        HCA_TOOLS + (file('f'),)),
+    # Read-only runs: the cards' and the images' queries run, nothing is burned.
+    row('hca_firmware', 'no HCA: skipped', hca(sysfs_root=T), 'no-change', setup=(directory('bundle'), tool('mstflint'))),
+    row('hca_firmware', 'up to date: nothing to do', hca(version='20.35.1012'), 'no-change', setup=HCA_TOOLS),
+    row('hca_firmware', 'garbage: non-UTF-8 query output', hca(), 'clean-failure',
+        setup=(hca_pci_tree, tool('mstflint', GARBAGE))),
+    row('hca_firmware', 'mstflint the OS cannot start', hca(), 'clean-failure',
+        setup=(hca_pci_tree, exec_format_error('mstflint'))),
+    row('hca_firmware', 'no mstflint on a host with an HCA', hca(tool_path=T + '/bin/absent-mstflint'), 'clean-failure',
+        setup=hca_pci_tree),
+    row('hca_firmware', 'a bundle of garbage: refused before any burn', hca(), 'clean-failure',
+        setup=(hca_pci_tree, file('bundle/fw.bin', GARBAGE), tool('mstflint', GARBAGE, args_out={'-d': MLX_Q}))),
 
     # ------------------------------------------------------------ ib_port_facts
     row('ib_port_facts', 'empty sysfs_root', {'sysfs_root': ''}, 'refused', 'sysfs_root'),
