@@ -90,13 +90,14 @@ def test_sysctls_in_the_file_and_in_the_kernel(host):
     text = conf.content_string
     settable = [re.compile(p) for p in SYSCTL['sysctl_tuning_container_settable']]
     in_container = host.run('systemd-detect-virt --container').rc == 0
-    for key, value in SYSCTL['sysctl_tuning_defaults'].items():
-        want = ' '.join(str(value).split())
+    wanted = dict((key, ' '.join(str(value).split())) for key, value in SYSCTL['sysctl_tuning_defaults'].items())
+    for key, want in wanted.items():
         assert re.search(r'(?m)^%s\s*=\s*%s\s*$' % (re.escape(key), re.escape(want)), text), (key, want)
-        if in_container and not any(p.search(key) for p in settable):
-            continue
-        got = ' '.join(host.check_output('sysctl -n %s' % key).split())
-        assert got == want, (key, got, want)
+    # what the kernel holds, read in one call (sysctl prints "key = value" in the order asked)
+    now = [key for key in wanted if not in_container or any(p.search(key) for p in settable)]
+    assert now, 'no sysctl to read back'
+    got = dict(line.split(' = ', 1) for line in host.check_output('sysctl -- %s' % ' '.join(now)).splitlines())
+    assert dict((key, ' '.join(got.get(key, '').split())) for key in now) == dict((key, wanted[key]) for key in now)
 
 
 def test_the_node_reports_its_acceptance_to_prometheus(host):
@@ -115,9 +116,14 @@ def test_the_acceptance_tools_are_installed_pinned_and_held(host):
     """bench_tools: every program the ladder runs is executable, the packages the lab lock pins are at their version
     and held, and DCGM's host engine is neither enabled nor running on these GPU-less hosts."""
     tools = _defaults('bench_tools')['bench_tools_tools']
-    for tool in tools:
-        for path in BENCH['__bench_tools_executables_default'][tool]:
-            assert host.file(path).is_file and host.file(path).mode & 0o111, (tool, path)
+    paths = [path for tool in tools for path in BENCH['__bench_tools_executables_default'][tool]]
+    assert paths, 'no program to look for'
+    # every program in one call: type and mode of what the path resolves to
+    out = host.run('stat -L -c "%%n|%%F|%%a" -- %s' % ' '.join(paths))
+    found = dict((name, (kind, int(mode, 8))) for name, kind, mode in (line.split('|') for line in out.stdout.splitlines()))
+    for path in paths:
+        kind, mode = found.get(path, ('missing', 0))
+        assert kind == 'regular file' and mode & 0o111, (path, kind, oct(mode), out.stderr)
     packages = {'gpu_burn': 'gpu-burn', 'cuda_samples': 'cuda-samples-p2p', 'nccl_tests': 'nccl-tests',
                 'dcgm': 'datacenter-gpu-manager'}
     for key, version in LAB_LOCK.items():
