@@ -16,6 +16,7 @@ from ansible_collections.gpufleet.cluster.plugins.plugin_utils._bench_tools impo
     install_specs,
     missing_tools,
     package_state,
+    program_results,
 )
 
 
@@ -38,6 +39,10 @@ def bench_tools_install_specs(output, wanted, names):
     return _wrap('bench_tools_install_specs', install_specs, output, wanted, names)
 
 
+def bench_tools_found(lines, programs):
+    return _wrap('bench_tools_found', program_results, lines, programs)
+
+
 def bench_tools_missing(results, packages, installed=None):
     return _wrap('bench_tools_missing', missing_tools, results, packages, installed)
 
@@ -49,4 +54,5 @@ class FilterModule(object):
             'bench_tools_package_state': bench_tools_package_state,
             'bench_tools_install_specs': bench_tools_install_specs,
             'bench_tools_missing': bench_tools_missing,
+            'bench_tools_found': bench_tools_found,
         }

@@ -125,6 +125,31 @@ def install_specs(output, wanted, names):
     return {'install': install, 'unavailable': unavailable}
 
 
+def program_results(lines, programs):
+    """The programs found by one ``find -L PATH... -maxdepth 0 -printf '%y %m %p\\n'`` call, as the results a
+    ``stat`` loop over ``programs`` (items ``{tool, path}``) would give: ``{item, stat: {exists, executable}}``.
+
+    ``%y`` is the type of what the path resolves to (``f`` a regular file, ``l`` a dangling link), ``%m`` its
+    permission bits in octal; a path find does not print does not exist. Executable means a regular file with an
+    execute bit (the acceptance ladder runs as root)."""
+    if not isinstance(programs, (list, tuple)):
+        raise BenchToolsError('the programs must be a list of {tool, path}, got %s' % type(programs).__name__)
+    found = {}
+    for line in _lines(lines, 'find'):
+        parts = line.split(' ', 2)
+        if len(parts) != 3 or not re.match(r'^[0-7]+$', parts[1]):
+            raise BenchToolsError('cannot read the find output line %r (want "TYPE MODE PATH")' % line)
+        found[parts[2]] = (parts[0], int(parts[1], 8))
+    out = []
+    for item in programs:
+        if not isinstance(item, dict) or 'path' not in item or 'tool' not in item:
+            raise BenchToolsError('each program needs {tool, path}, got %r' % (item,))
+        kind, mode = found.get(item['path'], (None, 0))
+        out.append({'item': item, 'stat': {'exists': kind is not None,
+                                           'executable': kind == 'f' and bool(mode & 0o111)}})
+    return out
+
+
 def missing_tools(results, packages, installed=None):
     """Messages for the programs that are missing or not executable.
 

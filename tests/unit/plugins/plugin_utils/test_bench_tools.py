@@ -10,6 +10,7 @@ __metaclass__ = type
 
 import os
 import re
+import subprocess
 
 import pytest
 import yaml
@@ -97,7 +98,36 @@ def test_missing_tools_name_the_package():
     assert bt.missing_tools(results[:1], packages) == []
 
 
+def test_program_results_read_a_real_find_call(tmp_path):
+    """The role's one find call, run for real over an executable, a file without an execute bit, a link to an
+    executable, a dangling link, a directory and a path that does not exist."""
+    (tmp_path / 'tool').write_text('#!/bin/sh\n')
+    (tmp_path / 'tool').chmod(0o755)
+    (tmp_path / 'plain').write_text('x')
+    (tmp_path / 'plain').chmod(0o644)
+    (tmp_path / 'link').symlink_to(tmp_path / 'tool')
+    (tmp_path / 'dangling').symlink_to(tmp_path / 'nowhere')
+    (tmp_path / 'dir').mkdir()
+    names = ['tool', 'plain', 'link', 'dangling', 'dir', 'missing']
+    programs = [{'tool': 'dcgm', 'path': str(tmp_path / n)} for n in names]
+    res = subprocess.run(['find', '-L'] + [p['path'] for p in programs] + ['-maxdepth', '0', '-printf', '%y %m %p\n'],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
+    assert res.returncode == 1 and 'missing' in res.stderr  # the missing path: named on stderr, not printed
+    got = bt.program_results(res.stdout.splitlines(), programs)
+    assert [r['item'] for r in got] == programs
+    assert dict((os.path.basename(r['item']['path']), (r['stat']['exists'], r['stat']['executable'])) for r in got) == {
+        'tool': (True, True), 'plain': (True, False), 'link': (True, True), 'dangling': (True, False),
+        'dir': (True, False), 'missing': (False, False)}
+    messages = bt.missing_tools(got, {'dcgm': ['datacenter-gpu-manager']})
+    assert len(messages) == 4 and all('datacenter-gpu-manager is not installed' in m for m in messages)
+    assert bt.program_results(None, []) == []
+
+
 @pytest.mark.parametrize('name, args', [
+    ('bench_tools_found', (['f 755'], [])),
+    ('bench_tools_found', (['f rwx /usr/bin/x'], [])),
+    ('bench_tools_found', ([], {'tool': 'dcgm'})),
+    ('bench_tools_found', ([], [{'path': '/usr/bin/x'}])),
     ('bench_tools_package_state', (DPKG, ['gpu-burn'])),
     ('bench_tools_package_state', (42, WANTED)),
     ('bench_tools_install_specs', (MADISON, WANTED, 'gpu-burn')),
