@@ -131,3 +131,55 @@ def test_role_skip_versions_burn_pending_refusal(tmp_path, run_play):
     assert (tmp_path / 'node-bundle' / 'fw-cx6.bin').is_file()
     calls = (tmp_path / 'state' / 'calls.log').read_text().splitlines()
     assert [c for c in calls if c.endswith(' -y b')] == ['-d 0000:3b:00.0 -i %s -y b' % (tmp_path / 'node-bundle' / 'fw-cx6.bin')]
+
+
+CHECK_PLAY = r'''
+- hosts: localhost
+  connection: local
+  gather_facts: false
+  tasks:
+    - name: Plan in check mode on a node without the bundle
+      ansible.builtin.include_role:
+        name: gpufleet.cluster.hca_firmware
+      vars:
+        gpufleet_lock: {hca_firmware: 20.36.1012}
+
+    - ansible.builtin.assert:
+        that:
+          - hca_firmware_cards | map(attribute='action') | list == ['burn']
+          - hca_firmware_cards[0].image is search('^' ~ __hca_firmware_stage.path ~ '/fw-cx6.bin$')
+          - hca_firmware_cards[0].after.flash == '20.36.1012'
+          - hca_firmware_cards[0].after.running == '20.35.1012'
+          - hca_firmware_reboot_required
+
+    - name: The staged bundle is gone
+      ansible.builtin.stat:
+        path: "{{ __hca_firmware_stage.path }}"
+      register: __staged
+      check_mode: false
+
+    - ansible.builtin.assert:
+        that: not __staged.stat.exists
+
+    - ansible.builtin.debug:
+        msg: CHECK TEST DONE
+'''
+
+
+def test_check_mode_plans_with_the_bundle_the_copy_would_bring(tmp_path):
+    """--check on a node without the bundle: the plan uses a staged copy, removed again; nothing else changes."""
+    extra = _lab(tmp_path)
+    playbook = Path(sys.executable).parent / 'ansible-playbook'
+    if not playbook.is_file():
+        import pytest
+        pytest.skip('ansible-playbook not in the venv (run scripts/setup)')
+    (tmp_path / 'play.yml').write_text(CHECK_PLAY)
+    (tmp_path / 'vars.json').write_text(__import__('json').dumps(dict(extra, ansible_python_interpreter=sys.executable)))
+    proc = subprocess.run([str(playbook), '-i', 'localhost,', str(tmp_path / 'play.yml'), '--check', '--diff',
+                           '-e', '@%s' % (tmp_path / 'vars.json')], cwd=str(REPO), capture_output=True, text=True,
+                          timeout=300, check=False, env=dict(os.environ, ANSIBLE_NOCOLOR='1', ANSIBLE_DEPRECATION_WARNINGS='0'))
+    out = proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert proc.returncode == 0 and 'CHECK TEST DONE' in out, out
+    assert not (tmp_path / 'node-bundle').exists()
+    calls = (tmp_path / 'state' / 'calls.log').read_text().splitlines()
+    assert [c for c in calls if c.endswith(' -y b')] == []
