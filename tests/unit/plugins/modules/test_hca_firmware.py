@@ -304,3 +304,21 @@ def test_adhoc_check_mode(one_card, run_adhoc):
     rc, res = run_adhoc('hca_firmware', one_card.args(), check=True)
     assert rc == 0 and res['changed'] is True and res['cards'][0]['action'] == 'burn'
     assert one_card.burns() == []
+
+
+def test_standin_run_dir_boot(tmp_path):
+    """--run-dir (the fleet lab's nspawn hosts, whose kernel boot_id never changes): a directory under /run that is
+    empty after every boot holds the stand-in's own boot id."""
+    run = tmp_path / 'run'
+    base = [sys.executable, str(STANDIN), '--state', str(tmp_path / 's.json'), '--run-dir', str(run)]
+
+    def tool(*args):
+        return subprocess.run(base + list(args), capture_output=True, text=True, check=True).stdout
+
+    tool('--standin-add', '3b:00.0', CX6, OLD)
+    tool('--standin-make-image', str(tmp_path / 'new.bin'), CX6, NEW)
+    tool('-d', '3b:00.0', '-i', str(tmp_path / 'new.bin'), '-y', 'b')
+    assert 'FW Version(Running):   20.35.1012' in tool('-d', '3b:00.0', 'q')
+    shutil.rmtree(str(run))  # the reboot
+    out = tool('-d', '3b:00.0', 'q')
+    assert 'FW Version:            20.36.1012' in out and 'Running' not in out
