@@ -194,7 +194,7 @@ def tool_run(argv, timeout):
 
 
 def query_card(exe, pci):
-    """``{flash, running, psid, pending_reset}`` of one card; raises ToolError."""
+    """``{flash, running, psid}`` of one card (running = flash when no image waits for a reset); raises ToolError."""
     facts = parse_flint_query(tool_run([exe, '-d', pci, 'q'], QUERY_TIMEOUT))
     flash = facts.get('fw_version')
     return {'flash': flash, 'running': facts.get('fw_version_running') or flash, 'psid': facts.get('psid')}
