@@ -50,7 +50,7 @@ ROCE_TREE = HAND / 'roce' / 'cx6-roce-HANDMADE'
 HANG_SECONDS = 60
 
 MODULES = ('bond_facts', 'dcgm_diag', 'docker_daemon_json', 'fleet_compare', 'fw_facts', 'gpu_burn', 'gpu_facts',
-           'gpu_settings', 'hca_firmware', 'ib_port_facts', 'irq_affinity', 'nccl_bench', 'node_compare', 'p2p_bandwidth', 'pci_facts', 'rdma_bw',
+           'gpu_settings', 'hca_firmware', 'ib_port_facts', 'irq_affinity', 'kernel_boot', 'nccl_bench', 'node_compare', 'p2p_bandwidth', 'pci_facts', 'rdma_bw',
            'roce_qos', 'slurm_node', 'ssh_login_facts')
 ACTIONS = ('fleet_compare', 'node_compare')  # action plugins (their plugins/modules file is documentation)
 
@@ -295,6 +295,37 @@ GOOD_FACTS = {'nvidia_gpu': {'executable': '/usr/bin/nvidia-smi', 'driver_versio
                              'gpus': [{'index': 0, 'name': 'NVIDIA H100 80GB HBM3', 'vbios_version': '96.00.99.00.01'}]},
               'infiniband': {'mlx5_0': {'fw_ver': '28.39.1002', 'board_id': 'MT_0000000838',
                                         'ports': {'1': {'state': 'ACTIVE', 'rate_gbps': 400}}}}}
+
+
+KB_CFG = """set default="${saved_entry}"
+menuentry 'Debian GNU/Linux' $menuentry_id_option 'gnulinux-simple-x' {
+	linux	/boot/vmlinuz-6.1.0-28-amd64 root=/dev/sda1 ro
+}
+submenu 'Advanced options for Debian GNU/Linux' $menuentry_id_option 'gnulinux-advanced-x' {
+	menuentry 'Debian GNU/Linux, with Linux 6.1.0-28-amd64' $menuentry_id_option 'gnulinux-6.1.0-28-amd64-advanced-x' {
+		linux	/boot/vmlinuz-6.1.0-28-amd64 root=/dev/sda1 ro
+	}
+	menuentry 'Debian GNU/Linux, with Linux 6.1.0-27-amd64' $menuentry_id_option 'gnulinux-6.1.0-27-amd64-advanced-x' {
+		linux	/boot/vmlinuz-6.1.0-27-amd64 root=/dev/sda1 ro
+	}
+}
+"""  # hand-made, in the layout of Debian 12's grub-mkconfig output
+KB_ENV = ('# GRUB Environment Block\nsaved_entry=gnulinux-advanced-x>gnulinux-6.1.0-27-amd64-advanced-x\n').ljust(1024, '#')
+
+
+def kb(**kw):
+    """kernel_boot parameters with every root and tool inside the temp tree (kb_tree: running 6.1.0-27, 28 installed)."""
+    return dict(dict(release='6.1.0-28-amd64', boot_dir=T + '/boot', modules_dir=T + '/lib/modules', proc_root=T,
+                     grub_default_file=T + '/etc/default/grub', grub_editenv_path=T + '/bin/grub-editenv',
+                     grub_reboot_path=T + '/bin/grub-reboot', grub_set_default_path=T + '/bin/grub-set-default',
+                     grubby_path=T + '/bin/grubby', dkms_path=T + '/bin/dkms', modinfo_path=T + '/bin/modinfo'), **kw)
+
+
+KB_TREE = (file('proc/sys/kernel/osrelease', '6.1.0-27-amd64\n'), file('boot/vmlinuz-6.1.0-27-amd64', 'k'),
+           file('boot/vmlinuz-6.1.0-28-amd64', 'k'), directory('lib/modules/6.1.0-27-amd64'),
+           directory('lib/modules/6.1.0-28-amd64'), file('boot/grub/grub.cfg', KB_CFG), file('boot/grub/grubenv', KB_ENV),
+           file('etc/default/grub', 'GRUB_DEFAULT=saved\n'), tool('grub-editenv'), tool('grub-reboot'),
+           tool('grub-set-default'), tool('dkms'), tool('modinfo'))
 
 ROWS = [
     # ------------------------------------------------------------ ssh_login_facts (hand-made trees and tools)
@@ -615,6 +646,40 @@ ROWS = [
         'refused', 'irqbalance_config', (irq_tree, directory('conf'))),
     row('irq_affinity', 'garbage: /proc/interrupts not UTF-8', irq(), 'clean-failure',
         setup=(irq_tree, file('root/proc/interrupts', GARBAGE))),
+
+    # ------------------------------------------------------------ kernel_boot
+    row('kernel_boot', 'release with a space', kb(release='6.1.0-28 amd64'), 'refused', 'release', KB_TREE),
+    row('kernel_boot', 'path traversal as a release', kb(release='../../../etc/passwd'), 'refused', 'release', KB_TREE),
+    row('kernel_boot', 'release with a slash', kb(release='6.1/0-28'), 'refused', 'release', KB_TREE),
+    row('kernel_boot', 'empty release', kb(release=''), 'refused', 'release', KB_TREE),
+    row('kernel_boot', 'NUL in release', kb(release='6.1.0-28-amd64' + NUL), 'refused', 'release', KB_TREE),
+    row('kernel_boot', 'type confusion: release a list', kb(release=['6.1.0-28-amd64']), 'refused', 'release', KB_TREE),
+    row('kernel_boot', 'a module path, not a module name', kb(required_modules=['updates/dkms/nvidia.ko']), 'refused',
+        'required_modules', KB_TREE),
+    row('kernel_boot', 'a module name that is an option', kb(required_modules=['-r']), 'refused', 'required_modules',
+        KB_TREE),
+    row('kernel_boot', 'unknown bootloader', kb(bootloader='systemd-boot'), 'refused', 'bootloader', KB_TREE),
+    row('kernel_boot', 'unknown make_default', kb(make_default='later'), 'refused', 'make_default', KB_TREE),
+    row('kernel_boot', 'timeout zero', kb(timeout=0), 'refused', 'timeout', KB_TREE),
+    row('kernel_boot', 'huge timeout', kb(timeout=HUGE), 'refused', 'timeout', KB_TREE),
+    row('kernel_boot', 'boot_dir is a file', kb(boot_dir=T + '/boot/vmlinuz-6.1.0-27-amd64'), 'refused', 'boot_dir',
+        KB_TREE),
+    row('kernel_boot', 'grub_default_file relative', kb(grub_default_file='etc/default/grub'), 'refused',
+        'grub_default_file', KB_TREE),
+    row('kernel_boot', 'dkms_path is a directory', kb(dkms_path=T + '/bin'), 'refused', 'dkms_path', KB_TREE),
+    # Read-only runs (a refusal after reading; nothing is changed) and a converged host.
+    row('kernel_boot', 'garbage: dkms status of non-UTF-8 bytes, a module missing', kb(required_modules=['nvidia']),
+        'clean-failure', setup=KB_TREE + (tool('dkms', GARBAGE),)),
+    row('kernel_boot', 'garbage: modinfo prints noise for a module file', kb(required_modules=['mlx5_core']),
+        'clean-failure', setup=KB_TREE + (file('lib/modules/6.1.0-28-amd64/kernel/mlx5_core.ko', 'x'),
+                                          tool('modinfo', ASCII_GARBAGE))),
+    row('kernel_boot', 'garbage grub.cfg: no boot entry', kb(), 'clean-failure',
+        setup=KB_TREE + (file('boot/grub/grub.cfg', GARBAGE),)),
+    row('kernel_boot', 'no osrelease under proc_root', kb(proc_root=T + '/boot'), 'clean-failure', setup=KB_TREE),
+    row('kernel_boot', 'dkms the OS cannot start', kb(required_modules=['nvidia']), 'clean-failure',
+        setup=KB_TREE + (exec_format_error('dkms'),)),
+    row('kernel_boot', 'converged: running and default, nothing to do', kb(release='6.1.0-27-amd64'), 'no-change',
+        setup=KB_TREE),
 
     # ------------------------------------------------------------ nccl_bench
     row('nccl_bench', 'env name with =', {'executable': T + '/bin/nccl', 'env': {'A=B': '1'}}, 'refused', 'env',
