@@ -426,8 +426,8 @@ class Engine(object):
         by_id = dict((e.get('id'), e) for e in info if e.get('id'))
         nxt = None
         if env.get('next_entry'):
-            hit = by_id.get(env['next_entry']) or next((e for e in info if env['next_entry'] in (e.get('index'),
-                                                                                                  e.get('title'))), None)
+            spec = env['next_entry']
+            hit = by_id.get(spec) or next((e for e in info if spec in (e.get('index'), e.get('title'))), None)
             nxt = {'release': hit['release'] if hit else None, 'spec': env['next_entry']}
         default = {'release': _release_of(default_kernel), 'spec': default_kernel}
         return {'loader': 'grubby', 'info': info, 'env': env, 'setting': setting,
@@ -517,17 +517,18 @@ class Engine(object):
         modules = self.check_modules(release)
         bad = [n for n in modules if modules[n]['status'] != 'ok']
         if bad or still:
-            why = _runner.failure(res, p['timeout']) or 'ended'
-            raise Failure(self._refusal(release, modules, bad, report, '%s%s after %s %s' % (
-                'DKMS modules not installed for %s: %s; ' % (release, ', '.join(still)) if still else '',
-                'and still' if bad else 'the modules are there but DKMS is not done', res['cmd'], why)),
-                changed=True, modules=modules, dkms=report)
+            what = ('DKMS modules not installed for %s: %s' % (release, ', '.join(still))) if still else 'still'
+            why = '%s%s after %s %s' % ('and ' if bad else '', what, res['cmd'],
+                                        _runner.failure(res, p['timeout']) or 'ended (rc 0)')
+            # changed: DKMS installed something for the release (another module) before it failed
+            raise Failure(self._refusal(release, modules, bad, report, why), changed=report['status_after'] != report['status_before'],
+                          modules=modules, dkms=report)
         return modules, report, True
 
     def _refusal(self, release, modules, bad, report, why):
         parts = ['%s: %s (%s)' % (n, modules[n]['status'], modules[n]['detail']) for n in bad]
         text = 'kernel %s refused, no boot entry was changed: %s %s' % (
-            release, '; '.join(parts) if parts else 'required modules are there', why)
+            release, '; '.join(parts) if parts else 'the required modules are there, but', why)
         if report.get('status_before') or report.get('status_after'):
             text += '; dkms status -k %s: %s' % (release, (report.get('status_after') or report.get('status_before'))
                                                  .replace('\n', ' | '))

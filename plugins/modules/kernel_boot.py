@@ -246,7 +246,11 @@ modules:
       and C(detail) (the vermagic, or why it does not fit).
   returned: when the release is installed
   type: dict
-  sample: {nvidia: {status: ok, path: /lib/modules/6.1.0-28-amd64/updates/dkms/nvidia.ko.xz, detail: vermagic 6.1.0-28-amd64 SMP preempt mod_unload modversions}}
+  sample:
+    nvidia:
+      status: ok
+      path: /lib/modules/6.1.0-28-amd64/updates/dkms/nvidia.ko.xz
+      detail: vermagic 6.1.0-28-amd64 SMP preempt mod_unload modversions
 dkms:
   description:
     - C(used) (whether dkms was found and asked), C(missing_before) (DKMS modules not installed for the release before
@@ -268,7 +272,9 @@ reboot_reason:
   description: Why a reboot is required, naming the release, the running one and the default; empty when none is.
   returned: on success
   type: str
-  sample: "kernel 6.1.0-28-amd64 is installed and verified and boots next, once (running 6.1.0-27-amd64; the permanent default stays 6.1.0-27-amd64 until the node runs 6.1.0-28-amd64)"
+  sample: >-
+    kernel 6.1.0-28-amd64 is installed and verified and boots next, once (running 6.1.0-27-amd64; the permanent
+    default stays 6.1.0-27-amd64 until the node runs 6.1.0-28-amd64)
 grub_default:
   description: The GRUB_DEFAULT in force - C(value), C(file), C(line) (null when no line sets it) and C(text).
   returned: on success

@@ -50,7 +50,8 @@ ROCE_TREE = HAND / 'roce' / 'cx6-roce-HANDMADE'
 HANG_SECONDS = 60
 
 MODULES = ('bond_facts', 'dcgm_diag', 'docker_daemon_json', 'fleet_compare', 'fw_facts', 'gpu_burn', 'gpu_facts',
-           'gpu_settings', 'hca_firmware', 'ib_port_facts', 'irq_affinity', 'kernel_boot', 'nccl_bench', 'node_compare', 'p2p_bandwidth', 'pci_facts', 'rdma_bw',
+           'gpu_settings', 'hca_firmware', 'ib_port_facts', 'irq_affinity', 'kernel_boot', 'nccl_bench', 'node_compare', 'p2p_bandwidth', 'pci_facts',
+           'rdma_bw',
            'roce_qos', 'slurm_node', 'ssh_login_facts')
 ACTIONS = ('fleet_compare', 'node_compare')  # action plugins (their plugins/modules file is documentation)
 
@@ -299,15 +300,15 @@ GOOD_FACTS = {'nvidia_gpu': {'executable': '/usr/bin/nvidia-smi', 'driver_versio
 
 KB_CFG = """set default="${saved_entry}"
 menuentry 'Debian GNU/Linux' $menuentry_id_option 'gnulinux-simple-x' {
-	linux	/boot/vmlinuz-6.1.0-28-amd64 root=/dev/sda1 ro
+\tlinux\t/boot/vmlinuz-6.1.0-28-amd64 root=/dev/sda1 ro
 }
 submenu 'Advanced options for Debian GNU/Linux' $menuentry_id_option 'gnulinux-advanced-x' {
-	menuentry 'Debian GNU/Linux, with Linux 6.1.0-28-amd64' $menuentry_id_option 'gnulinux-6.1.0-28-amd64-advanced-x' {
-		linux	/boot/vmlinuz-6.1.0-28-amd64 root=/dev/sda1 ro
-	}
-	menuentry 'Debian GNU/Linux, with Linux 6.1.0-27-amd64' $menuentry_id_option 'gnulinux-6.1.0-27-amd64-advanced-x' {
-		linux	/boot/vmlinuz-6.1.0-27-amd64 root=/dev/sda1 ro
-	}
+\tmenuentry 'Debian GNU/Linux, with Linux 6.1.0-28-amd64' $menuentry_id_option 'gnulinux-6.1.0-28-amd64-advanced-x' {
+\t\tlinux\t/boot/vmlinuz-6.1.0-28-amd64 root=/dev/sda1 ro
+\t}
+\tmenuentry 'Debian GNU/Linux, with Linux 6.1.0-27-amd64' $menuentry_id_option 'gnulinux-6.1.0-27-amd64-advanced-x' {
+\t\tlinux\t/boot/vmlinuz-6.1.0-27-amd64 root=/dev/sda1 ro
+\t}
 }
 """  # hand-made, in the layout of Debian 12's grub-mkconfig output
 KB_ENV = ('# GRUB Environment Block\nsaved_entry=gnulinux-advanced-x>gnulinux-6.1.0-27-amd64-advanced-x\n').ljust(1024, '#')
