@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Parsers for ``nvidia-smi -q -x`` (XML), ``nvidia-smi --query-gpu`` (CSV) and ``nvidia-smi topo -m``
-(matrix text).
+"""Parsers for ``nvidia-smi -q -x`` (XML), ``nvidia-smi --query-gpu`` (CSV), ``nvidia-smi -L`` (the GPU list)
+and ``nvidia-smi topo -m`` (matrix text).
 
 Pure standard-library functions, importable without Ansible.  The XML parser copes with the
 schema changes between driver 418 and 595 (``power_readings`` vs ``gpu_power_readings``,
@@ -451,6 +451,82 @@ def parse_query_gpu_csv(text, fields=None):
                                       % (number_, len(cells), len(names), line[:200]))
         rows.append(dict((name, _csv_value(name, cell)) for name, cell in zip(names, cells)))
     return rows
+
+
+# --- nvidia-smi -L (--list-gpus) and --query-gpu=uuid --format=csv,noheader -------------------------------
+
+_LIST_GPU_RE = re.compile(r'^GPU (?P<index>\d+): (?P<name>.+?) \(UUID: (?P<uuid>GPU-[0-9A-Za-z-]+)\)$')
+# MIG devices under their GPU: 'MIG 3g.40gb     Device  0: (UUID: MIG-...)' (R470+), and the older
+# 'MIG 3g.20gb Device 0: (UUID: MIG-GPU-<gpu uuid>/1/0)' (R450-R460).
+_LIST_MIG_RE = re.compile(r'^MIG (?P<profile>\S+)\s+Device\s+(?P<device>\d+): \(UUID: (?P<uuid>MIG-[0-9A-Za-z/-]+)\)$')
+_UUID_RE = re.compile(r'^GPU-[0-9A-Za-z-]+$')
+_WARNING_RE = re.compile(r'^WARNING: ')
+
+
+def _list_failure(lines):
+    failure = _FAILURE_RE.search('\n'.join(lines))
+    if failure and failure.group(1).lower().startswith('no devices were found'):
+        raise NvidiaSmiNoDevices('nvidia-smi: No devices were found')
+    if failure:
+        raise NvidiaSmiParseError('nvidia-smi failed: %s' % failure.group(1).strip())
+
+
+def parse_gpu_list(text):
+    """Parse ``nvidia-smi -L`` into ``{gpus, malformed, warnings}``.
+
+    ``gpus``: one ``{index, name, uuid, mig_devices}`` per ``GPU N: NAME (UUID: GPU-...)`` line, in the
+    order printed; ``mig_devices`` lists the ``{profile, device, uuid}`` of the MIG lines under it.
+    ``malformed``: every other non-empty line (a line cut inside its UUID, noise, a MIG line before any
+    GPU) - a caller must not take a list with malformed lines as complete. ``warnings``: ``WARNING: ...``
+    lines nvidia-smi prints before the list (``infoROM is corrupted``).
+
+    Raises :class:`NvidiaSmiNoDevices` for ``No devices were found`` and :class:`NvidiaSmiParseError`
+    for an NVML failure message (``Failed to initialize NVML: ...``, ``NVIDIA-SMI has failed ...``).
+    """
+    if isinstance(text, bytes):
+        text = text.decode('utf-8', 'replace')
+    lines = [_ANSI_RE.sub('', line).rstrip() for line in (text or '').splitlines()]
+    lines = [line for line in lines if line.strip()]
+    _list_failure(lines)
+    gpus, malformed, warnings = [], [], []
+    for line in lines:
+        if _WARNING_RE.match(line):
+            warnings.append(line)
+            continue
+        gpu = _LIST_GPU_RE.match(line)
+        if gpu:
+            gpus.append({'index': int(gpu.group('index')), 'name': gpu.group('name').strip(),
+                         'uuid': gpu.group('uuid'), 'mig_devices': []})
+            continue
+        mig = _LIST_MIG_RE.match(line.strip())
+        if mig and line[:1].isspace() and gpus:
+            gpus[-1]['mig_devices'].append({'profile': mig.group('profile'), 'device': int(mig.group('device')),
+                                            'uuid': mig.group('uuid')})
+            continue
+        malformed.append(line)
+    return {'gpus': gpus, 'malformed': malformed, 'warnings': warnings}
+
+
+def parse_uuid_list(text):
+    """Parse ``nvidia-smi --query-gpu=uuid --format=csv,noheader`` (a ``uuid`` header line, when printed,
+    is skipped) into the shape of :func:`parse_gpu_list`: ``gpus`` with ``index`` (the line's position),
+    ``name`` None, ``uuid`` and no ``mig_devices``; a line that is not one GPU UUID is ``malformed``.
+    Raises like :func:`parse_gpu_list`."""
+    if isinstance(text, bytes):
+        text = text.decode('utf-8', 'replace')
+    lines = [line.strip() for line in (text or '').splitlines() if line.strip()]
+    _list_failure(lines)
+    if lines and lines[0].lower() == 'uuid':
+        lines = lines[1:]
+    gpus, malformed, warnings = [], [], []
+    for line in lines:
+        if _WARNING_RE.match(line):
+            warnings.append(line)
+        elif _UUID_RE.match(line):
+            gpus.append({'index': len(gpus), 'name': None, 'uuid': line, 'mig_devices': []})
+        else:
+            malformed.append(line)
+    return {'gpus': gpus, 'malformed': malformed, 'warnings': warnings}
 
 
 # --- nvidia-smi topo -m -----------------------------------------------------------------------------

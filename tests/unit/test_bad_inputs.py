@@ -49,10 +49,9 @@ IRQ_TREE = HAND / 'irq' / 'two-socket-mlx5-numa1-HANDMADE'
 ROCE_TREE = HAND / 'roce' / 'cx6-roce-HANDMADE'
 HANG_SECONDS = 60
 
-MODULES = ('bond_facts', 'dcgm_diag', 'docker_daemon_json', 'fleet_compare', 'fw_facts', 'gpu_burn', 'gpu_facts',
-           'gpu_settings', 'hca_firmware', 'ib_port_facts', 'irq_affinity', 'kernel_boot', 'nccl_bench', 'node_compare', 'p2p_bandwidth', 'pci_facts',
-           'rdma_bw',
-           'roce_qos', 'slurm_node', 'ssh_login_facts')
+MODULES = ('bond_facts', 'container_gpus', 'dcgm_diag', 'docker_daemon_json', 'fleet_compare', 'fw_facts', 'gpu_burn',
+           'gpu_facts', 'gpu_settings', 'hca_firmware', 'ib_port_facts', 'irq_affinity', 'kernel_boot', 'nccl_bench', 'node_compare',
+           'p2p_bandwidth', 'pci_facts', 'rdma_bw', 'roce_qos', 'slurm_node', 'ssh_login_facts')
 ACTIONS = ('fleet_compare', 'node_compare')  # action plugins (their plugins/modules file is documentation)
 
 # Bytes no tool should print: not UTF-8, a NUL, control characters, half a UTF-8 sequence.
@@ -292,6 +291,18 @@ def hca_pci_tree(ctx):
 HCA_TOOLS = (hca_pci_tree, tool('mstflint', MLX_Q))
 
 
+A100X8_LIST = (UNIT / 'fixtures' / 'excerpts' / 'nvidia_smi' / 'list-L-8xA100-80GB-superbench.txt').read_bytes()  # recorded (MIT)
+
+
+def ctr(**kw):
+    """container_gpus parameters with docker, podman and the host's nvidia-smi inside the temp tree."""
+    return dict(dict(image='registry.cluster.local/nvidia/cuda:12.4.1-base-ubuntu22.04', docker_path=T + '/bin/docker',
+                     podman_path=T + '/bin/podman', nvidia_smi_path=T + '/bin/nvidia-smi'), **kw)
+
+
+CTR_TOOLS = (tool('nvidia-smi', A100X8_LIST), tool('docker', A100X8_LIST), tool('podman', A100X8_LIST))
+
+
 GOOD_FACTS = {'nvidia_gpu': {'executable': '/usr/bin/nvidia-smi', 'driver_version': '550.127.08', 'count': 1,
                              'gpus': [{'index': 0, 'name': 'NVIDIA H100 80GB HBM3', 'vbios_version': '96.00.99.00.01'}]},
               'infiniband': {'mlx5_0': {'fw_ver': '28.39.1002', 'board_id': 'MT_0000000838',
@@ -378,6 +389,31 @@ ROWS = [
     row('bond_facts', 'garbage sysfs mtu of an expected bond', {'proc_root': T + '/root', 'sysfs_root': T + '/root',
         'expected': [{'name': 'bond0', 'mode': '802.3ad', 'members': ['eth0'], 'mtu': 9000}]}, 'no-change',
         setup=bond_tree_garbage_mtu),
+
+    # ------------------------------------------------------------ container_gpus
+    row('container_gpus', 'empty image', ctr(image=''), 'refused', 'image', CTR_TOOLS),
+    row('container_gpus', 'image that is an option', ctr(image='--privileged'), 'refused', 'image', CTR_TOOLS),
+    row('container_gpus', 'NUL in image', ctr(image='cuda' + NUL), 'refused', 'image', CTR_TOOLS),
+    row('container_gpus', 'podman with docker --gpus', ctr(runtime='podman', mode='gpus'), 'refused', 'mode', CTR_TOOLS),
+    row('container_gpus', 'unknown mode', ctr(mode='all'), 'refused', 'mode', CTR_TOOLS),
+    row('container_gpus', 'expected_gpus zero', ctr(expected_gpus=0), 'refused', 'expected_gpus', CTR_TOOLS),
+    row('container_gpus', 'type confusion: expected_gpus text', ctr(expected_gpus='eight'), 'refused', 'expected_gpus',
+        CTR_TOOLS),
+    row('container_gpus', 'timeout huge', ctr(timeout=HUGE), 'refused', 'timeout', CTR_TOOLS),
+    row('container_gpus', 'docker_path is a directory', ctr(docker_path=T + '/bin'), 'refused', 'docker_path', CTR_TOOLS),
+    row('container_gpus', 'nvidia_smi_path not executable', ctr(nvidia_smi_path=T + '/bin/smi-noexec'), 'refused',
+        'nvidia_smi_path', CTR_TOOLS + (not_executable('smi-noexec'),)),
+    row('container_gpus', 'empty run_args item', ctr(run_args=['--security-opt=label=disable', ' ']), 'refused',
+        'run_args[1]', CTR_TOOLS),
+    row('container_gpus', 'oci_runtime with a space', ctr(oci_runtime='nvidia runc'), 'refused', 'oci_runtime', CTR_TOOLS),
+    row('container_gpus', 'garbage: host nvidia-smi prints non-UTF-8', ctr(nvidia_smi_path=T + '/bin/smi-garbage'),
+        'clean-failure', setup=CTR_TOOLS + (tool('smi-garbage', GARBAGE),)),
+    row('container_gpus', 'garbage: the container prints ASCII noise, path with ../', ctr(docker_path=T + '/bin/../bin/dk'),
+        'clean-failure', setup=CTR_TOOLS + (tool('dk', ASCII_GARBAGE),)),
+    row('container_gpus', 'docker the OS cannot start', ctr(docker_path=T + '/bin/docker-bad'), 'clean-failure',
+        setup=CTR_TOOLS + (exec_format_error('docker-bad'),)),
+    row('container_gpus', 'no nvidia-smi: skipped, no GPU', ctr(nvidia_smi_path=T + '/bin/absent-nvidia-smi'), 'no-change',
+        setup=CTR_TOOLS),
 
     # ------------------------------------------------------------ dcgm_diag
     row('dcgm_diag', 'empty level', {'executable': T + '/bin/dcgmi', 'level': ''}, 'refused', 'level',
