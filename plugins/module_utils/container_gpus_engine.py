@@ -76,17 +76,17 @@ def container_argv(exe, params, name):
 
 
 def read_list(res, query, where, rung, timeout):
-    """``(parsed, failure)`` of one nvidia-smi run ``res`` (host or container); ``parsed`` is None and
+    """``(parsed, failure)`` of one nvidia-smi run ``res`` (``where``: "on the host" or "in the container"); ``parsed`` is None and
     ``failure`` says why when no GPU list could be read."""
     parse = parse_gpu_list if query == 'list' else parse_uuid_list
     try:
         parsed = parse(res['stdout'])
     except NvidiaSmiNoDevices:
-        return None, '%s: nvidia-smi on the %s found no GPU ("No devices were found", rc=%s); cmd: %s' % (
+        return None, '%s: nvidia-smi %s found no GPU ("No devices were found", rc=%s); cmd: %s' % (
             rung, where, res['rc'], res['cmd'])
     except NvidiaSmiParseError as exc:
-        return None, '%s: nvidia-smi on the %s: %s; cmd: %s' % (rung, where, exc, res['cmd'])
-    if where == 'host':
+        return None, '%s: nvidia-smi %s: %s; cmd: %s' % (rung, where, exc, res['cmd'])
+    if where == 'on the host':
         why = runner.failure(res, timeout)
         if why:
             return None, '%s: nvidia-smi on the host %s; cmd: %s' % (rung, why, res['cmd'])
@@ -178,7 +178,7 @@ def run(module):
         return early
 
     host_res = runner.run(host_argv, timeout=params['timeout'])
-    host, host_failure = read_list(host_res, params['query'], 'host', rung, params['timeout'])
+    host, host_failure = read_list(host_res, params['query'], 'on the host', rung, params['timeout'])
     if host_failure:
         return dict(base, changed=False, cmd=cmd, failures=[host_failure], msg=host_failure, host_gpus=[],
                     host_count=None, container_gpus=None, container_count=None,
@@ -206,7 +206,7 @@ def judge(host, res, params):
         failures = ['%s: %s run %s%s%s; cmd: %s' % (rung, params['runtime'], what, said, means, cmd)]
         failures += host_failures(host, rung, cmd, params['expected_gpus'])
     else:
-        container, failure = read_list(res, params['query'], 'container', rung, params['timeout'])
+        container, failure = read_list(res, params['query'], 'in the container', rung, params['timeout'])
         if failure:
             failures = [failure] + host_failures(host, rung, cmd, params['expected_gpus'])
         else:

@@ -27,15 +27,21 @@ _ERROR_START_RE = re.compile(r'^(?:(?:docker|podman): )?(?:Error response from d
 
 # What a failure means, first match wins: (kind, pattern, hint). Sources of the texts in the comments.
 DIAGNOSES = (
-    # NVIDIA/nvidia-docker#1034, hiyouga/LlamaFactory#5268: docker --gpus where dockerd registered no GPU
-    # driver - no toolkit (no nvidia-container-runtime-hook on dockerd's PATH when it started)
+    # NVIDIA/nvidia-docker#1034, hiyouga/LlamaFactory#5268, recorded in the lab (docker.io 20.10.24 and 26.1.5): docker
+    # --gpus where dockerd registered no GPU driver - no toolkit (no nvidia-container-runtime-hook on dockerd's PATH
+    # when it started)
     ('no_gpu_driver', re.compile(r'could not select device driver "(?:nvidia)?" with capabilities: \[\[gpu\]\]'),
      'dockerd has no GPU device driver: the NVIDIA Container Toolkit is not installed, or dockerd started before '
      'nvidia-container-runtime-hook was on its PATH (install the toolkit - gpufleet.cluster.container_toolkit - '
      'and restart docker)'),
-    # NVIDIA/nvidia-container-toolkit#434: docker --device nvidia.com/gpu=all without CDI enabled in dockerd
+    # NVIDIA/nvidia-container-toolkit#434, recorded in the lab (docker.io 26.1.5): docker --device nvidia.com/gpu=all
+    # without CDI enabled in dockerd
     ('cdi_disabled', re.compile(r'could not select device driver "cdi"'),
      'CDI is not enabled in dockerd: Docker 25 or later with "features": {"cdi": true} in daemon.json'),
+    # recorded in the lab (molecule/container_gpus, Debian's docker.io 20.10.24): a docker CLI older than CDI takes
+    # --device nvidia.com/gpu=all for a device path
+    ('cdi_unsupported', re.compile(r'nvidia\.com/gpu=\S+ is not an absolute path'),
+     'this docker predates CDI device names: CDI needs Docker 25 or later (or podman); use mode gpus here'),
     # moby/moby#47633, NVIDIA/nvidia-container-toolkit#146, NixOS/nixpkgs#420638: no CDI spec names the device
     ('cdi_unresolvable', re.compile(r'unresolvable CDI devices'),
      'no CDI specification names the device: generate it with nvidia-ctk cdi generate into /etc/cdi or '

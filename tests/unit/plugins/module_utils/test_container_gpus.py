@@ -198,3 +198,37 @@ def test_error_text_fallbacks():
     assert cr.diagnose('something new') == ('other', None)
     assert cr.diagnose('Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon '
                        'running?')[0] == 'daemon_down'
+
+
+# What the real dockerd printed in the lab (molecule/container_gpus on nspawn lab hosts, Debian's docker.io 20.10.24 on
+# bookworm and 26.1.5 on trixie, 2026-11-26), stderr of `docker run` verbatim, with its exit code.
+LAB_RECORDED = [
+    ('20.10.24: daemon.json default-runtime nvidia, binary missing', 127, 'runtime_missing',
+     'docker: Error response from daemon: failed to create shim task: OCI runtime create failed: unable to retrieve OCI '
+     'runtime error (open /run/containerd/io.containerd.runtime.v2.task/moby/ac0f85abb0231641ff21cd984fec3b649658e5c28e0'
+     '373cb1cba4d63a4669ac6/log.json: no such file or directory): fork/exec /usr/bin/nvidia-container-runtime: no such '
+     'file or directory: unknown.\n'),
+    ('26.1.5: daemon.json default-runtime nvidia, binary missing', 127, 'runtime_missing',
+     'docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime '
+     'create failed: unable to retrieve OCI runtime error (open /run/containerd/io.containerd.runtime.v2.task/moby/6bc4d'
+     '016559bf79a287c52086ce1f93dfab0067d37f3bd1f1cdf21fdbba24778/log.json: no such file or directory): fork/exec '
+     '/usr/bin/nvidia-container-runtime: no such file or directory: unknown.\n'),
+    ('20.10.24 and 26.1.5: --gpus all, no nvidia-container-runtime-hook', 125, 'no_gpu_driver',
+     'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].\n'),
+    ('20.10.24: --device nvidia.com/gpu=all', 125, 'cdi_unsupported',
+     "docker: nvidia.com/gpu=all is not an absolute path.\nSee 'docker run --help'.\n"),
+    ('26.1.5: --device nvidia.com/gpu=all, CDI not enabled', 125, 'cdi_disabled',
+     'docker: Error response from daemon: could not select device driver "cdi" with capabilities: [].\n'),
+    ('20.10.24: cgroup v1 read-only in nspawn (the lab itself, not a GPU fault)', 125, 'other',
+     'docker: Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: '
+     'unable to start container process: unable to apply cgroup configuration: mkdir /sys/fs/cgroup/cpuset/docker: '
+     'read-only file system: unknown.\n'),
+]
+
+
+@pytest.mark.parametrize('case,rc,kind,stderr', LAB_RECORDED, ids=[c[0] for c in LAB_RECORDED])
+def test_lab_recorded_dockerd_errors(case, rc, kind, stderr):
+    text = cr.error_text(stderr)
+    assert text == stderr.splitlines()[0]  # one line each, kept whole, the usage pointer dropped
+    assert cr.diagnose(text)[0] == kind
+    assert rc in engine.RUNTIME_RCS

@@ -154,7 +154,7 @@ def test_no_gpu_in_the_container(tmp_path, monkeypatch, run_module):
     lab = Lab(tmp_path, monkeypatch, case='container_no_devices')
     result = run_module(container_gpus.main, lab.params())
     assert result['failed'] and result['rc'] == 6
-    assert 'nvidia-smi on the container found no GPU ("No devices were found", rc=6)' in result['msg']
+    assert 'nvidia-smi in the container found no GPU ("No devices were found", rc=6)' in result['msg']
 
 
 def test_gpu_less_host_is_skipped_and_runs_nothing(tmp_path, monkeypatch, run_module):
