@@ -80,12 +80,15 @@ def _fmt(value):
 
 
 def previous_accepted(history, host, key):
-    """The figure of ``host``'s most recent accepted (status pass) ``key`` in ``history`` (oldest first), with the
-    index of that report; None when there is none."""
+    """The figure of ``host``'s most recent accepted ``key`` in ``history`` (oldest first), with the index of that
+    report; None when there is none. Accepted: the rung passed and was not flagged as an outlier - a flagged figure
+    never becomes the reference, so a node that got slower stays flagged on a re-run until it recovers (and a re-run
+    with the same figures writes the same report)."""
     for index in range(len(history) - 1, -1, -1):
         node = ((history[index] or {}).get('nodes') or {}).get(host) or {}
         for rec in node.get('rungs') or []:
-            if record_key(rec) == key and rec.get('status') == 'pass' and _number(rec.get('figure')) is not None:
+            if record_key(rec) == key and rec.get('status') == 'pass' and not rec.get('outlier') \
+                    and _number(rec.get('figure')) is not None:
                 return rec['figure'], index
     return None
 
@@ -205,7 +208,6 @@ def find_outliers(report, history=None, percent=DEFAULT_PERCENT, rungs=None, fai
         'percent': percent,
         'rungs': rungs,
         'min_fleet': MIN_FLEET,
-        'history_reports': len(history),
         'nodes': {h: nodes[h]['outlier_messages'] for h in sorted(flagged)},
         'failing': sorted(h for h in flagged if nodes[h]['outlier'] == 'fail'),
         'fleet': [fleet[k] for k in sorted(fleet)],

@@ -170,20 +170,21 @@ def rung_plot(rung, profile, points, unit, fleet_median=None, limit=None):
     pad = (hi - lo) * 0.08 or abs(hi) * 0.05 or 1.0
     width, height = 900, 280
     fr = _Frame(width, height, -0.5, len(pts) - 0.5, max(0.0, lo - pad) if lo >= 0 else lo - pad, hi + pad)
-    parts = fr.axes(unit, 'nodes, slowest first (%d)' % len(pts))
+    parts = fr.axes(unit, 'nodes, lowest figure first (%d)' % len(pts))
     right = width - fr.right
-
-    def hline(value, color, dash, text):
-        yy = fr.y(value)
-        return ('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="1.5" stroke-dasharray="%s"/>'
-                '<text x="%d" y="%.1f" fill="%s">%s</text>' % (fr.left, right, yy, yy, color, dash, right + 4, yy + 4,
-                                                               color, esc(text)))
-    for t in thresholds:
-        parts.append(hline(t, COLORS['threshold'], '6 3', 'threshold %s' % fmt(t)))
+    lines = [(t, COLORS['threshold'], '6 3', 'threshold %s' % fmt(t)) for t in thresholds]
     if fleet_median is not None:
-        parts.append(hline(fleet_median, COLORS['median'], '', 'median %s' % fmt(fleet_median)))
+        lines.append((fleet_median, COLORS['median'], '', 'median %s' % fmt(fleet_median)))
     if limit is not None:
-        parts.append(hline(limit, COLORS['warn'], '2 3', 'outlier limit %s' % fmt(limit)))
+        lines.append((limit, COLORS['warn'], '2 3', 'outlier limit %s' % fmt(limit)))
+    # labels right of the plot, top to bottom, at least 12 px apart
+    label_y = -1e9
+    for value, color, dash, text in sorted(lines, key=lambda x: -x[0]):
+        yy = fr.y(value)
+        label_y = max(yy + 4, label_y + 12)
+        parts.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="1.5" stroke-dasharray="%s"/>'
+                     '<text x="%d" y="%.1f" fill="%s">%s</text>' % (fr.left, right, yy, yy, color, dash, right + 4,
+                                                                    label_y, color, esc(text)))
     radius = 4 if len(pts) <= 64 else 2.5
     named = 0
     for i, p in enumerate(pts):
@@ -394,10 +395,10 @@ def build_html(acceptance, site=None, drift=None, journals=None, title='gpufleet
     if outl:
         html.append('<p>Rule: a figure more than %s%% below the median of its profile in this run (profiles with at '
                     'least %s nodes with the figure), or more than %s%% below the node\'s own previous accepted result '
-                    '(%s earlier report(s) in history). Rungs: %s. Flagged <b>warn</b>; <b>fail</b> only where the '
-                    'profile sets acceptance_outlier_fail.</p>'
+                    '(the earlier reports kept in history/). Rungs: %s. Flagged <b>warn</b>; <b>fail</b> only where '
+                    'the profile sets acceptance_outlier_fail.</p>'
                     % (fmt(outl.get('percent')), outl.get('min_fleet'), fmt(outl.get('percent')),
-                       outl.get('history_reports', 0), esc(', '.join(outl.get('rungs') or []))))
+                       esc(', '.join(outl.get('rungs') or []))))
         flagged = outl.get('nodes') or {}
         if flagged:
             html.append('<ul class="named">%s</ul>' % ''.join(
@@ -435,7 +436,9 @@ def build_html(acceptance, site=None, drift=None, journals=None, title='gpufleet
                 med, limit = (f['median'], f['limit']) if f else (median([p['figure'] for p in points]), None)
             else:  # several HCAs: the median of every port's figure, for orientation
                 med = median([p['figure'] for p in points])
-            svg = rung_plot(rung, profile, points, unit, med, limit if rung in OUTLIER_RUNGS else None)
+            if rung not in OUTLIER_RUNGS:  # counts with an exact pass mark: the threshold is the reference
+                med, limit = None, None
+            svg = rung_plot(rung, profile, points, unit, med, limit)
             if not svg:
                 continue
             plotted += 1

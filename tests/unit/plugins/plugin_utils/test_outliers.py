@@ -189,3 +189,12 @@ def test_filter_raises_ansible_errors():
         filters['acceptance_outliers']({'nodes': {}}, [], -5)
     with pytest.raises(AnsibleFilterError, match='needs the acceptance report'):
         filters['fleet_report_html'](None)
+
+
+def test_a_flagged_figure_never_becomes_the_reference():
+    rep = _hm_report({'a': 90.0})
+    first = find_outliers(rep, [_hm_report({'a': 100.0})], 5)
+    assert _flagged(first) == {('a', 'nccl_bench')}
+    # the next run with the same figure: the flagged run is history now, the reference is still 100
+    again = find_outliers(rep, [_hm_report({'a': 100.0}), first], 5)
+    assert _flagged(again) == {('a', 'nccl_bench')} and again == first
