@@ -219,8 +219,8 @@ def test_opens_in_a_real_browser_without_errors_or_requests(page, tmp_path):
                                    ('nccl-curves', '#nccl')):
                 box = js('(function () { var e = document.querySelector(%s); var r = e.getBoundingClientRect(); '
                          'var n = e.tagName === "H3" ? e.nextElementSibling.nextElementSibling.nextElementSibling '
-                         ': e; var b = n.getBoundingClientRect(); return [r.left, r.top + window.scrollY, 1000, '
-                         'b.bottom - r.top]; })()' % json.dumps(selector))
+                         ': e; var b = n.getBoundingClientRect(); return [r.left, r.top + window.scrollY, '
+                         'e.tagName === "H3" ? 1000 : r.width + 24, b.bottom - r.top]; })()' % json.dumps(selector))
                 part = cdp.call('Page.captureScreenshot', {
                     'format': 'png', 'captureBeyondViewport': True,
                     'clip': {'x': max(0, box[0] - 12), 'y': max(0, box[1] - 12), 'width': box[2],
