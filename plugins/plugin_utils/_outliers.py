@@ -127,7 +127,7 @@ def find_outliers(report, history=None, percent=DEFAULT_PERCENT, rungs=None, fai
     notes = []
     fleet = {}
     for (profile, key), figures in sorted(groups.items()):
-        values = [v for _, v in figures]
+        values = [v for dummy, v in figures]
         med = round(median(values), 4)
         entry = {'profile': profile, 'rung': key, 'nodes': len(values), 'median': med, 'compared': False,
                  'limit': None}

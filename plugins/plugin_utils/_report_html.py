@@ -208,8 +208,8 @@ def nccl_curves(profile, curves):
     curves = [c for c in curves if c.get('series')]
     if not curves:
         return ''
-    sizes = [s for c in curves for s, _ in c['series'] if s and s > 0]
-    bws = [b for c in curves for _, b in c['series'] if _num(b) is not None]
+    sizes = [s for c in curves for s, dummy in c['series'] if s and s > 0]
+    bws = [b for c in curves for dummy, b in c['series'] if _num(b) is not None]
     if not sizes or not bws:
         return ''
     width, height = 900, 320
@@ -268,8 +268,8 @@ def heat_map(label, matrix, unit='GB/s'):
                 # low = dark red, high = light blue
                 fill = 'rgb(%d,%d,%d)' % (int(180 + 40 * t), int(40 + 170 * t), int(40 + 200 * t))
             parts.append('<rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="#fff"><title>%s -> %s: %s %s'
-                         '</title></rect>' % (left + j * cell, top + i * cell, cell, cell, fill, esc(r), esc(c), esc(fmt(v)),
-                                               esc(unit)))
+                         '</title></rect>' % (left + j * cell, top + i * cell, cell, cell, fill, esc(r), esc(c),
+                                              esc(fmt(v)), esc(unit)))
             if cell >= 30 and _num(v) is not None and r != c:
                 parts.append('<text x="%d" y="%d" text-anchor="middle" font-size="9">%s</text>'
                              % (left + j * cell + cell // 2, top + i * cell + cell // 2 + 3, esc('%.0f' % v)))
@@ -336,7 +336,7 @@ def _group_table(title, nodes, key_of, ladder):
             if any(nodes[h].get('outlier') for h in hosts) else '')
         rows.append((None, [esc(g), node_cell] + [_count_cell(counts.get(r)) for r in ladder]))
     head = ''.join('<th>%s</th>' % esc(h) for h in [title, 'nodes'] + list(ladder))
-    body = ''.join('<tr>%s</tr>' % ''.join('<td>%s</td>' % c for c in cells) for _, cells in rows)
+    body = ''.join('<tr>%s</tr>' % ''.join('<td>%s</td>' % c for c in cells) for dummy, cells in rows)
     return '<table><thead><tr>%s</tr></thead><tbody>%s</tbody></table>' % (head, body)
 
 
@@ -358,7 +358,7 @@ def build_html(acceptance, site=None, drift=None, journals=None, title='gpufleet
     (host -> verification) or None; ``drift``: drift.json or None; ``journals``: rollout journal.json dicts."""
     acceptance = acceptance or {}
     nodes = acceptance.get('nodes') or {}
-    ladder = [r for r in (acceptance.get('ladder') or LADDER)]
+    ladder = list(acceptance.get('ladder') or LADDER)
     outl = acceptance.get('outliers') or {}
     summary = acceptance.get('summary') or {}
     site = site if isinstance(site, dict) else {}
@@ -429,7 +429,7 @@ def build_html(acceptance, site=None, drift=None, journals=None, title='gpufleet
             unit = entries[0][1].get('unit') or ''
             points = [{'host': h, 'label': h + (' ' + r['device'] if r.get('device') else ''), 'figure': r['figure'],
                        'threshold': r.get('threshold'), 'mark': _mark(r)} for h, r in entries]
-            keys = set(record_key(r) for _, r in entries)
+            keys = set(record_key(r) for dummy, r in entries)
             med, limit = None, None
             if len(keys) == 1:
                 f = fleet.get('%s|%s' % (profile, keys.pop()))
@@ -443,8 +443,8 @@ def build_html(acceptance, site=None, drift=None, journals=None, title='gpufleet
                 continue
             plotted += 1
             named = [p for p in points if p['mark'] != 'ok']
-            html.append('<h3 id="rung-%s-%s">%s - profile %s</h3>%s' % (esc(rung), esc(profile), esc(RUNG_TITLES.get(rung, rung)),
-                                                                         esc(profile), svg))
+            html.append('<h3 id="rung-%s-%s">%s - profile %s</h3>%s'
+                        % (esc(rung), esc(profile), esc(RUNG_TITLES.get(rung, rung)), esc(profile), svg))
             html.append('<div class="legend"><span><i class="sw" style="background:%s"></i>node</span><span><i class="sw" '
                         'style="background:%s"></i>failed</span><span><i class="sw" style="background:%s"></i>outlier'
                         '</span></div>' % (COLORS['ok'], COLORS['fail'], COLORS['warn']))
@@ -494,8 +494,8 @@ def build_html(acceptance, site=None, drift=None, journals=None, title='gpufleet
         if len(chosen) >= 8:
             break
     for h, rec, m in chosen:
-        svg = heat_map('%s (%s, worst pair %s GB/s)' % (h, {'ok': 'lowest of its profile', 'warn': 'outlier',
-                                                              'fail': 'failed'}[_mark(rec)], fmt(rec['figure'])), m)
+        why = {'ok': 'lowest of its profile', 'warn': 'outlier', 'fail': 'failed'}[_mark(rec)]
+        svg = heat_map('%s (%s, worst pair %s GB/s)' % (h, why, fmt(rec['figure'])), m)
         if svg:
             html.append('<div>%s</div>' % svg)
     if not chosen:
