@@ -17,7 +17,6 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import BOOLEANS_FALSE, BOOLEANS_TRUE
-from ansible.module_utils.six import string_types
 
 
 def _module_value(value):
@@ -61,7 +60,7 @@ def _text(value, what):
         return ''
     if isinstance(value, (list, tuple)):
         return '\n'.join(str(line) for line in value)
-    if not isinstance(value, string_types):
+    if not isinstance(value, str):
         raise AnsibleFilterError('sysctl_tuning_plan: %s must be text, got %s' % (what, type(value).__name__))
     return value
 
