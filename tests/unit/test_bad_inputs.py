@@ -50,7 +50,7 @@ ROCE_TREE = HAND / 'roce' / 'cx6-roce-HANDMADE'
 HANG_SECONDS = 60
 
 MODULES = ('bond_facts', 'container_gpus', 'dcgm_diag', 'docker_daemon_json', 'fleet_compare', 'fw_facts', 'gpu_burn',
-           'gpu_facts', 'gpu_settings', 'hca_firmware', 'ib_port_facts', 'irq_affinity', 'kernel_boot', 'nccl_bench', 'node_compare',
+           'gpu_facts', 'gpu_settings', 'hca_firmware', 'ib_port_facts', 'irq_affinity', 'kernel_boot', 'nccl_bench', 'nft_table', 'node_compare',
            'p2p_bandwidth', 'pci_facts', 'rdma_bw', 'roce_qos', 'slurm_node', 'ssh_login_facts')
 ACTIONS = ('fleet_compare', 'node_compare')  # action plugins (their plugins/modules file is documentation)
 
@@ -338,6 +338,29 @@ KB_TREE = (file('proc/sys/kernel/osrelease', '6.1.0-27-amd64\n'), file('boot/vml
            directory('lib/modules/6.1.0-28-amd64'), file('boot/grub/grub.cfg', KB_CFG), file('boot/grub/grubenv', KB_ENV),
            file('etc/default/grub', 'GRUB_DEFAULT=saved\n'), tool('grub-editenv'), tool('grub-reboot'),
            tool('grub-set-default'), tool('dkms'), tool('modinfo'))
+
+def nftp(**kw):
+    """nft_table parameters: tools in the temp tree; the state directory beside it (outside the snapshot), so a
+    row that gets as far as staging its candidate cannot touch the tree either."""
+    return dict(dict(name='gpufleet', content=NFT_OK, path=T + '/etc/nftables.d/gpufleet.nft', state_dir=T + '/../nft-state',
+                     nft_path=T + '/bin/nft', systemd_run_path=T + '/bin/systemd-run', systemctl_path=T + '/bin/systemctl',
+                     rollback_seconds=30), **kw)
+
+
+NFT_OK = 'table inet gpufleet\ndelete table inet gpufleet\ntable inet gpufleet {\n}\n'
+
+
+def nft_no_table(ctx):
+    """An nft that has no such table (what nft prints then) and accepts every file."""
+    (ctx.tree / 'bin').mkdir(exist_ok=True)
+    path = ctx.tree / 'bin' / 'nft'
+    path.write_text('#!/bin/sh\necho "$0 $*" >> "%s"\ncase "$*" in *list*) echo "Error: No such file or directory" >&2; '
+                    'exit 1;; esac\nexit 0\n' % ctx.calls)
+    path.chmod(0o755)
+
+
+NFT_TOOLS = (nft_no_table, tool('systemctl', b'inactive\n', rc=3), tool('systemd-run'))
+
 
 ROWS = [
     # ------------------------------------------------------------ ssh_login_facts (hand-made trees and tools)
@@ -684,6 +707,39 @@ ROWS = [
     row('irq_affinity', 'garbage: /proc/interrupts not UTF-8', irq(), 'clean-failure',
         setup=(irq_tree, file('root/proc/interrupts', GARBAGE))),
 
+    # ------------------------------------------------------------ nft_table
+    row('nft_table', 'name with a space', nftp(name='gpu fleet'), 'refused', 'name', NFT_TOOLS),
+    row('nft_table', 'name that looks like an option', nftp(name='-x'), 'refused', 'name', NFT_TOOLS),
+    row('nft_table', 'NUL in content', nftp(content=NFT_OK + NUL), 'refused', 'content', NFT_TOOLS),
+    row('nft_table', 'content flushes the whole ruleset', nftp(content='flush ruleset\n' + NFT_OK), 'refused', 'content',
+        NFT_TOOLS),
+    row('nft_table', 'content defines another table', nftp(content=NFT_OK + 'table ip nat {\n}\n'), 'refused', 'content',
+        NFT_TOOLS),
+    row('nft_table', 'content includes a file', nftp(content='include "/etc/passwd"\n'), 'refused', 'content', NFT_TOOLS),
+    row('nft_table', 'content with unbalanced braces', nftp(content='table inet gpufleet {\n'), 'refused', 'content',
+        NFT_TOOLS),
+    row('nft_table', 'no content with state present', nftp(content=None), 'refused', 'content', NFT_TOOLS),
+    row('nft_table', 'type confusion: content a list', nftp(content=['table inet gpufleet {', '}']), 'refused', 'content',
+        NFT_TOOLS),
+    row('nft_table', 'rollback_seconds too short to reconnect', nftp(rollback_seconds=3), 'refused', 'rollback_seconds',
+        NFT_TOOLS),
+    row('nft_table', 'huge rollback_seconds', nftp(rollback_seconds=HUGE), 'refused', 'rollback_seconds', NFT_TOOLS),
+    row('nft_table', 'relative path', nftp(path='etc/gpufleet.nft'), 'refused', 'path', NFT_TOOLS),
+    row('nft_table', 'path is a directory', nftp(path=T + '/bin'), 'refused', 'path', NFT_TOOLS),
+    row('nft_table', 'state_dir is a file', nftp(state_dir=T + '/bin/nft'), 'refused', 'state_dir', NFT_TOOLS),
+    row('nft_table', 'timeout zero', nftp(timeout=0), 'refused', 'timeout', NFT_TOOLS),
+    row('nft_table', 'nft_path is a directory', nftp(nft_path=T + '/bin'), 'refused', 'nft_path', NFT_TOOLS),
+    row('nft_table', 'content for state absent', nftp(state='absent'), 'refused', 'content', NFT_TOOLS),
+    # Tools that fail or print garbage, and converged hosts.
+    row('nft_table', 'nft is not installed', nftp(nft_path=T + '/bin/absent-nft'), 'clean-failure'),
+    row('nft_table', 'garbage: nft list prints non-UTF-8 bytes and fails', nftp(), 'clean-failure',
+        setup=(tool('nft', GARBAGE, rc=2), tool('systemctl', b'inactive\n', rc=3), tool('systemd-run'))),
+    row('nft_table', 'nft the OS cannot start', nftp(), 'clean-failure',
+        setup=(exec_format_error('nft'), tool('systemctl', b'inactive\n', rc=3))),
+    row('nft_table', 'nft fails every call (rc 1)', nftp(), 'clean-failure',
+        setup=(tool('nft', b'Error: syntax error\n', rc=1), tool('systemctl', b'inactive\n', rc=3), tool('systemd-run'))),
+    row('nft_table', 'absent: no table, no file', nftp(state='absent', content=None), 'no-change', setup=NFT_TOOLS),
+    row('nft_table', 'confirmed: nothing pending', nftp(state='confirmed', content=None), 'no-change', setup=NFT_TOOLS),
     # ------------------------------------------------------------ kernel_boot
     row('kernel_boot', 'release with a space', kb(release='6.1.0-28 amd64'), 'refused', 'release', KB_TREE),
     row('kernel_boot', 'path traversal as a release', kb(release='../../../etc/passwd'), 'refused', 'release', KB_TREE),

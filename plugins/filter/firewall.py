@@ -1,0 +1,37 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters for roles/firewall (logic: plugins/plugin_utils/_firewall.py)."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpufleet.cluster.plugins.plugin_utils import _firewall
+
+
+def _call(function, *args):
+    try:
+        return function(*args)
+    except _firewall.FirewallInputError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
+def firewall_input_problems(spec, rules_vars=None):
+    return _call(_firewall.input_problems, spec, rules_vars or {})
+
+
+def firewall_ruleset(spec, rules_vars=None):
+    return _call(_firewall.render, spec, rules_vars or {})
+
+
+def firewall_lockout_problems(spec, rules_vars, connection):
+    return _call(_firewall.lockout_problems, spec, rules_vars or {}, connection)
+
+
+class FilterModule(object):
+    def filters(self):
+        return {'firewall_input_problems': firewall_input_problems, 'firewall_ruleset': firewall_ruleset,
+                'firewall_lockout_problems': firewall_lockout_problems}
