@@ -73,8 +73,8 @@ def scope_errors(content, family, name):
             match = _TOP_RE.match(statement)
             if not match:
                 errors.append('content line %d: %r is not about table %s %s; the file may only declare, delete or '
-                              'flush that table (no flush ruleset, include or other tables)' % (number, statement[:60],
-                                                                                             family, name))
+                              'flush that table (no flush ruleset, include or other tables)'
+                              % (number, statement[:60], family, name))
             elif (match.group(1), match.group(2)) != (family, name):
                 errors.append('content line %d names table %s %s; only %s %s is managed here'
                               % (number, match.group(1), match.group(2), family, name))
@@ -218,9 +218,9 @@ def present(p, check_mode, t):
     t.write(t.candidate, content, False)
     check = _runner.run([t.nft, '-c', '-f', t.candidate], timeout=p['timeout'])
     if _runner.failure(check, p['timeout']):
-        raise Failure('nft -c refused the new ruleset, nothing was loaded: %s' % (check['stderr'].strip() or
-                                                                              _runner.failure(check, p['timeout'])),
-                      changed=False, stderr=check['stderr'])
+        why = check['stderr'].strip() or _runner.failure(check, p['timeout'])
+        raise Failure('nft -c refused the new ruleset, nothing was loaded: %s' % why, changed=False,
+                      stderr=check['stderr'])
     rollback = 'table %s %s\ndelete table %s %s\n%s' % (t.family, t.name, t.family, t.name, live or '')
     t.write(t.rollback_file, rollback, False)
     if os.path.exists(t.marker):

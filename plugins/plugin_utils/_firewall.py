@@ -56,7 +56,7 @@ def parse_source(text):
     if not isinstance(text, str) or not text.strip():
         return None, 'is not an address or network (a string such as 10.0.0.0/16, 10.0.0.5 or fd00::/64)'
     text = text.strip()
-    address, _, prefix = text.partition('/')
+    address, prefix = (text.split('/', 1) + [''])[:2]
     try:
         ip = netaddr.IPAddress(address, flags=netaddr.INET_PTON)
     except (netaddr.AddrFormatError, ValueError, TypeError):

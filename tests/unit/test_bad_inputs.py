@@ -339,6 +339,7 @@ KB_TREE = (file('proc/sys/kernel/osrelease', '6.1.0-27-amd64\n'), file('boot/vml
            file('etc/default/grub', 'GRUB_DEFAULT=saved\n'), tool('grub-editenv'), tool('grub-reboot'),
            tool('grub-set-default'), tool('dkms'), tool('modinfo'))
 
+
 def nftp(**kw):
     """nft_table parameters: tools in the temp tree; the state directory beside it (outside the snapshot), so a
     row that gets as far as staging its candidate cannot touch the tree either."""

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 # TCP listeners for the firewall probes: accepts on every port given and closes at once.
 import selectors
 import socket

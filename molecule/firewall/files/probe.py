@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 # Probe TCP ports of a lab host from given source addresses, all at once: each probe is a connect() bound to its
 # source with a short timeout. Prints JSON: [{"source", "port", "result"}] with result "open" (connected),
 # "refused" (a RST: no listener, or a reject) or "timeout" (dropped). argv: TARGET TIMEOUT SOURCE:PORT ...

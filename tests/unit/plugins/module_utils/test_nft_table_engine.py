@@ -18,7 +18,8 @@ from ansible_collections.gpufleet.cluster.plugins.modules.nft_table import ARGUM
 
 from .stand_ins import StandInModule, script
 
-TABLE = 'table inet gpufleet\ndelete table inet gpufleet\ntable inet gpufleet {\n\tchain input {\n\t\ttype filter hook input priority filter; policy drop;\n\t}\n}\n'
+TABLE = ('table inet gpufleet\ndelete table inet gpufleet\ntable inet gpufleet {\n\tchain input {\n'
+         '\t\ttype filter hook input priority filter; policy drop;\n\t}\n}\n')
 OTHER = TABLE.replace('policy drop', 'policy accept')
 
 # nft stand-in: the live table is $K/live (what `list table` prints: the file's last table block); `-c -f` refuses

@@ -94,7 +94,7 @@ def test_render_one_table_merged_sets_and_rule_order():
              'ip saddr @monitoring_v4 tcp dport { 9100, 9400 }', 'dropped by the policy']
     positions = [chain.index(o) for o in order]
     assert positions == sorted(positions)
-    assert 'meta l4proto' not in text.split('comment "syslog"')[0].splitlines()[-1]
+    assert 'meta l4proto' not in text.split('comment "syslog"', maxsplit=1)[0].splitlines()[-1]
     assert 'udp dport { 514 } counter accept comment "syslog"' in text
     assert 'ip saddr { 10.66.0.0/16 } counter drop comment "block lab"' in text
     assert 'tcp dport { 443, 8000-8010 }' in text
