@@ -49,8 +49,9 @@ IRQ_TREE = HAND / 'irq' / 'two-socket-mlx5-numa1-HANDMADE'
 ROCE_TREE = HAND / 'roce' / 'cx6-roce-HANDMADE'
 HANG_SECONDS = 60
 
-MODULES = ('bond_facts', 'container_gpus', 'dcgm_diag', 'docker_daemon_json', 'fleet_compare', 'fw_facts', 'gpu_burn',
-           'gpu_facts', 'gpu_settings', 'hca_firmware', 'ib_port_facts', 'irq_affinity', 'kernel_boot', 'nccl_bench', 'nft_table', 'node_compare',
+MODULES = ('bond_facts', 'container_gpus', 'dcgm_diag', 'docker_daemon_json', 'fabric_health', 'fleet_compare', 'fw_facts',
+           'gpu_burn', 'gpu_facts', 'gpu_settings', 'hca_firmware', 'ib_port_facts', 'irq_affinity', 'kernel_boot', 'nccl_bench',
+           'nft_table', 'node_compare',
            'p2p_bandwidth', 'pci_facts', 'rdma_bw', 'roce_qos', 'slurm_node', 'ssh_login_facts')
 ACTIONS = ('fleet_compare', 'node_compare')  # action plugins (their plugins/modules file is documentation)
 
@@ -235,6 +236,11 @@ def sshlogin(**kw):
 
 SSHD_TOOLS = (tool('sshd', b'port 22\nallowusers root\npermitrootlogin without-password\n'), tool('journalctl', b''),
               file('sshd_config', 'Port 22\n'), file('proc/net/tcp', '  sl  local_address rem_address   st\n'))
+
+
+def fab(**kw):
+    """fabric_health parameters inside the temp tree (no wait between the reads, sminfo from the tree)."""
+    return dict({'sysfs_root': T + '/root', 'interval': 0, 'sminfo_path': T + '/bin/sminfo'}, **kw)
 
 
 def slurm(**kw):
@@ -688,6 +694,30 @@ ROWS = [
                directory('root/sys/class/infiniband/mlx5_0/ports/-1'))),
     row('ib_port_facts', 'symlink loop as a device', {'sysfs_root': T + '/root'}, 'no-change',
         setup=(ib_tree, symlink('root/sys/class/infiniband/mlx5_9', 'mlx5_9'))),
+
+    # ------------------------------------------------------------ fabric_health
+    row('fabric_health', 'empty sysfs_root', fab(sysfs_root=''), 'refused', 'sysfs_root'),
+    row('fabric_health', 'NUL in a device name', fab(devices=['mlx5_0' + NUL]), 'refused', 'devices', ib_tree),
+    row('fabric_health', 'negative interval', fab(interval=-1), 'refused', 'interval', ib_tree),
+    row('fabric_health', 'huge interval', fab(interval=HUGE), 'refused', 'interval', ib_tree),
+    row('fabric_health', 'type confusion: max_growth a list', fab(max_growth=['symbol_error']), 'refused', 'max_growth',
+        ib_tree),
+    row('fabric_health', 'negative growth threshold', fab(max_growth={'symbol_error': -1}), 'refused', 'max_growth',
+        ib_tree),
+    row('fabric_health', 'counter name with a path', fab(max_growth={'../../etc/passwd': 0}), 'refused', 'max_growth',
+        ib_tree),
+    row('fabric_health', 'device that reads as an option', fab(devices=['-C']), 'refused', 'devices', ib_tree),
+    row('fabric_health', 'unknown width', fab(min_width='3X'), 'refused', 'min_width', ib_tree),
+    row('fabric_health', 'sminfo_path is a directory', fab(sminfo_path=T + '/bin'), 'refused', 'sminfo_path',
+        (ib_tree, directory('bin'))),
+    row('fabric_health', 'no HCA: skipped', fab(sysfs_root=T), 'no-change'),
+    row('fabric_health', 'garbage: non-UTF-8 counter and sm_lid', fab(), 'clean-failure',
+        (ib_tree, file('root/sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error', GARBAGE),
+         file('root/sys/class/infiniband/mlx5_0/ports/1/sm_lid', GARBAGE))),
+    row('fabric_health', 'garbage: sminfo prints noise', fab(), 'clean-failure',
+        (ib_tree, file('root/sys/class/infiniband/mlx5_0/ports/1/sm_lid', '0x1\n'), tool('sminfo', GARBAGE))),
+    row('fabric_health', 'sminfo the OS cannot start', fab(), 'clean-failure',
+        (ib_tree, file('root/sys/class/infiniband/mlx5_0/ports/1/sm_lid', '0x1\n'), exec_format_error('sminfo'))),
 
     # ------------------------------------------------------------ irq_affinity (another change hardens it now)
     row('irq_affinity', 'empty device', irq(device=''), 'refused', 'device', irq_tree),
