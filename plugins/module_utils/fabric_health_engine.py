@@ -329,6 +329,7 @@ def run(module):
     if errors:
         return dict(changed=False, msg='; '.join(errors), failures=errors)
     root = params['sysfs_root']
+    t0 = time.monotonic()
     first = sysfs_ib.collect(root)
     if not first and not params['devices']:
         rung = params['rung'] or 'fabric_health'
@@ -342,6 +343,7 @@ def run(module):
     sminfo, exe = _sminfo_runs(module, params, second)
     result = evaluate(first, second, params, interval, sminfo)
     result['sminfo_path'] = exe
+    result['elapsed'] = round(time.monotonic() - t0, 3)
     if params['check_sm'] and params['sminfo_path'] and not exe:
         result['sminfo_note'] = 'sminfo not installed (infiniband-diags): subnet manager checked by sm_lid only'
     return result

@@ -217,6 +217,10 @@ sminfo_path:
   description: The C(sminfo) that was run, or null when it was not (not installed, O(check_sm) false).
   returned: when the ports were read
   type: str
+elapsed:
+  description: Seconds the module took (both reads, the wait and the C(sminfo) runs).
+  returned: when the ports were read
+  type: float
 sminfo_note:
   description: Why the subnet manager was checked by C(sm_lid) only.
   returned: when sminfo is not installed

@@ -106,7 +106,7 @@ def test_the_node_reports_its_acceptance_to_prometheus(host):
     assert prom.is_file and prom.user == 'root'
     text = prom.content_string
     skipped = dict(re.findall(r'(?m)^gpufleet_acceptance_rung_skipped\{[^}]*rung="(\w+)"[^}]*\} (\S+)$', text))
-    assert set(skipped) == {'dcgm_diag', 'gpu_burn', 'p2p_bandwidth', 'nccl_bench', 'rdma_bw'}, text[:800]
+    assert set(skipped) == {'dcgm_diag', 'gpu_burn', 'p2p_bandwidth', 'nccl_bench', 'fabric_health', 'rdma_bw'}, text[:800]
     assert set(skipped.values()) == {'1'}, skipped
     assert not re.search(r'(?m)^gpufleet_acceptance_node_pass\{', text), 'a node with no rung run must not pass'
     assert not re.search(r'(?m)^gpufleet_acceptance_rung_pass\{', text)
