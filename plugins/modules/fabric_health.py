@@ -112,6 +112,7 @@ notes:
     C(perfquery -x -R) when a counter is saturated.
 seealso:
   - module: gpufleet.cluster.ib_port_facts
+  - module: gpufleet.cluster.ib_fabric_info
 '''
 
 EXAMPLES = r'''
