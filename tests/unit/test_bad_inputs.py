@@ -50,7 +50,7 @@ ROCE_TREE = HAND / 'roce' / 'cx6-roce-HANDMADE'
 HANG_SECONDS = 60
 
 MODULES = ('bond_facts', 'container_gpus', 'dcgm_diag', 'docker_daemon_json', 'fabric_health', 'fleet_compare', 'fw_facts',
-           'gpu_burn', 'gpu_facts', 'gpu_settings', 'hca_firmware', 'ib_port_facts', 'irq_affinity', 'kernel_boot', 'nccl_bench',
+           'gpu_burn', 'gpu_facts', 'gpu_settings', 'hca_firmware', 'ib_fabric_info', 'ib_port_facts', 'irq_affinity', 'kernel_boot', 'nccl_bench',
            'nft_table', 'node_compare',
            'p2p_bandwidth', 'pci_facts', 'rdma_bw', 'roce_qos', 'slurm_node', 'ssh_login_facts')
 ACTIONS = ('fleet_compare', 'node_compare')  # action plugins (their plugins/modules file is documentation)
@@ -241,6 +241,15 @@ SSHD_TOOLS = (tool('sshd', b'port 22\nallowusers root\npermitrootlogin without-p
 def fab(**kw):
     """fabric_health parameters inside the temp tree (no wait between the reads, sminfo from the tree)."""
     return dict({'sysfs_root': T + '/root', 'interval': 0, 'sminfo_path': T + '/bin/sminfo'}, **kw)
+
+
+def ibf(**kw):
+    """ib_fabric_info parameters inside the temp tree (its tools from the tree, never the host's)."""
+    return dict({'ibswitches_path': T + '/bin/ibswitches', 'iblinkinfo_path': T + '/bin/iblinkinfo'}, **kw)
+
+
+IBDIAG_TOOLS = (tool('ibswitches', b'Switch\t: 0x0000000000200005 ports 36 "leaf" base port 0 lid 9 lmc 0\n'),
+                tool('iblinkinfo', b''))
 
 
 def slurm(**kw):
@@ -712,12 +721,36 @@ ROWS = [
         (ib_tree, directory('bin'))),
     row('fabric_health', 'no HCA: skipped', fab(sysfs_root=T), 'no-change'),
     row('fabric_health', 'garbage: non-UTF-8 counter and sm_lid', fab(), 'clean-failure',
-        (ib_tree, file('root/sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error', GARBAGE),
+        setup=(ib_tree, file('root/sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error', GARBAGE),
          file('root/sys/class/infiniband/mlx5_0/ports/1/sm_lid', GARBAGE))),
     row('fabric_health', 'garbage: sminfo prints noise', fab(), 'clean-failure',
-        (ib_tree, file('root/sys/class/infiniband/mlx5_0/ports/1/sm_lid', '0x1\n'), tool('sminfo', GARBAGE))),
+        setup=(ib_tree, file('root/sys/class/infiniband/mlx5_0/ports/1/sm_lid', '0x1\n'), tool('sminfo', GARBAGE))),
     row('fabric_health', 'sminfo the OS cannot start', fab(), 'clean-failure',
-        (ib_tree, file('root/sys/class/infiniband/mlx5_0/ports/1/sm_lid', '0x1\n'), exec_format_error('sminfo'))),
+        setup=(ib_tree, file('root/sys/class/infiniband/mlx5_0/ports/1/sm_lid', '0x1\n'), exec_format_error('sminfo'))),
+
+    # ------------------------------------------------------------ ib_fabric_info
+    row('ib_fabric_info', 'empty ibswitches_path', ibf(ibswitches_path=''), 'refused', 'ibswitches_path'),
+    row('ib_fabric_info', 'NUL in ca', ibf(ca='mlx5_0' + NUL), 'refused', 'ca'),
+    row('ib_fabric_info', 'ca that reads as an option', ibf(ca='-D'), 'refused', 'ca', IBDIAG_TOOLS),
+    row('ib_fabric_info', 'zero ca_port', ibf(ca_port=0), 'refused', 'ca_port', IBDIAG_TOOLS),
+    row('ib_fabric_info', 'timeout zero', ibf(timeout=0), 'refused', 'timeout', IBDIAG_TOOLS),
+    row('ib_fabric_info', 'unknown width', ibf(min_width='5X'), 'refused', 'min_width', IBDIAG_TOOLS),
+    row('ib_fabric_info', 'type confusion: lane speed a word', ibf(min_lane_gbps='fast'), 'refused', 'min_lane_gbps',
+        IBDIAG_TOOLS),
+    row('ib_fabric_info', 'firmware version a word', ibf(expect_switch_fw='latest'), 'refused', 'expect_switch_fw',
+        IBDIAG_TOOLS),
+    row('ib_fabric_info', 'db_csv is a directory', ibf(ibdiagnet_db_csv=T + '/d'), 'refused', 'ibdiagnet_db_csv',
+        directory('d')),
+    row('ib_fabric_info', 'db_csv is a FIFO', ibf(ibdiagnet_db_csv=T + '/fifo'), 'refused', 'ibdiagnet_db_csv',
+        (fifo('fifo'),) + IBDIAG_TOOLS),
+    row('ib_fabric_info', 'no infiniband-diags, no db_csv: skipped', ibf(), 'no-change'),
+    row('ib_fabric_info', 'garbage: tools print noise', ibf(), 'clean-failure',
+        setup=(tool('ibswitches', GARBAGE), tool('iblinkinfo', ASCII_GARBAGE))),
+    row('ib_fabric_info', 'tool fails (no umad port)', ibf(), 'clean-failure',
+        setup=(tool('ibswitches', b'ibwarn: [1] mad_rpc_open_port: can not open port\n', rc=255), tool('iblinkinfo', b''))),
+    row('ib_fabric_info', 'garbage db_csv and no db_csv file', ibf(ibdiagnet_db_csv=T + '/db.csv'), 'clean-failure',
+        setup=file('db.csv', GARBAGE)),
+    row('ib_fabric_info', 'db_csv missing', ibf(ibdiagnet_db_csv=T + '/absent.db_csv'), 'clean-failure'),
 
     # ------------------------------------------------------------ irq_affinity (another change hardens it now)
     row('irq_affinity', 'empty device', irq(device=''), 'refused', 'device', irq_tree),
