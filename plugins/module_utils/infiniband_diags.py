@@ -66,7 +66,7 @@ def parse_ibswitches(text):
 #   0x... "   desc"      4    3[  ] ==(                Down/ Polling)==>             [  ] "" ( )
 _LINK_RE = re.compile(
     r'^\s*(?P<guid>0x[0-9a-fA-F]+)\s+"(?P<desc>[^"]*)"\s+(?P<lid>\d+)\s+(?P<port>\d+)\[(?P<ext>[^\]]*)\]\s+'
-    r'==\(\s*(?P<inner>[^)]*?)\s*\)==>\s*(?P<rest>.*)$')
+    r'==\(\s*(?P<inner>.*?)\s*\)==>\s*(?P<rest>.*)$')
 _INNER_RE = re.compile(
     r'^(?:(?P<width>\d+X)\s+(?P<speed>[0-9.]+)\s+Gbps(?:\s+\S+)?\s+)?(?P<state>[A-Za-z]+)/\s*(?P<phys>[A-Za-z ]+?)$')
 _PEER_RE = re.compile(
