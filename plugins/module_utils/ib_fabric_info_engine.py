@@ -124,8 +124,11 @@ def run(module):
         return dict(changed=False, skipped=True, failures=[], problems=[], status='skipped',
                     msg='skipped: infiniband-diags not installed (no %s, no %s) and no ibdiagnet_db_csv given'
                         % (params['ibswitches_path'], params['iblinkinfo_path']))
-    ok = lambda res: res is not None and not runner.failure(res, params['timeout'])  # noqa: E731
-    result, more = evaluate(sw_res['stdout'] if ok(sw_res) else None, ln_res['stdout'] if ok(ln_res) else None,
+
+    def usable(res):
+        return res is not None and not runner.failure(res, params['timeout'])
+
+    result, more = evaluate(sw_res['stdout'] if usable(sw_res) else None, ln_res['stdout'] if usable(ln_res) else None,
                             db_text, params)
     failures += more
     result.update(changed=False, failures=failures,

@@ -722,7 +722,7 @@ ROWS = [
     row('fabric_health', 'no HCA: skipped', fab(sysfs_root=T), 'no-change'),
     row('fabric_health', 'garbage: non-UTF-8 counter and sm_lid', fab(), 'clean-failure',
         setup=(ib_tree, file('root/sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error', GARBAGE),
-         file('root/sys/class/infiniband/mlx5_0/ports/1/sm_lid', GARBAGE))),
+               file('root/sys/class/infiniband/mlx5_0/ports/1/sm_lid', GARBAGE))),
     row('fabric_health', 'garbage: sminfo prints noise', fab(), 'clean-failure',
         setup=(ib_tree, file('root/sys/class/infiniband/mlx5_0/ports/1/sm_lid', '0x1\n'), tool('sminfo', GARBAGE))),
     row('fabric_health', 'sminfo the OS cannot start', fab(), 'clean-failure',

@@ -51,20 +51,19 @@ def run(tmp_path_factory):
     record = _verify_task("Add the ladder's outcome to this node's verification")
     json_task = _verify_task('Write the JSON report')
     json_task['ansible.builtin.copy']['dest'] = str(tmp / 'site-report.json')
+    minimal = {'name': 'Minimal node record', 'ansible.builtin.set_fact': {'gpufleet_verify': {
+        'profile': 'unit', 'status': 'ok', 'gpu_count': 0, 'gpu_status': 'skipped: no GPU', 'driver_version': '',
+        'hcas': [], 'hca_status': 'skipped: no HCA', 'deviations': []}}}
+    report_role = {'name': 'Acceptance report', 'vars': {'acceptance_report_hosts': sorted(HOSTS)},
+                   'ansible.builtin.include_role': {'name': 'gpufleet.cluster.acceptance', 'tasks_from': 'report'}}
     plays = [
         {'hosts': 'all', 'gather_facts': False, 'roles': [{'role': 'gpufleet.cluster.acceptance'}],
-         'post_tasks': [{'name': 'Minimal node record', 'ansible.builtin.set_fact': {
-             'gpufleet_verify': {'profile': 'unit', 'status': 'ok', 'gpu_count': 0, 'gpu_status': 'skipped: no GPU',
-                                 'driver_version': '', 'hcas': [], 'hca_status': 'skipped: no HCA', 'deviations': []}}},
-             record]},
+         'post_tasks': [minimal, record]},
         {'hosts': 'localhost', 'gather_facts': False, 'vars': {'__report_hosts': sorted(HOSTS)}, 'tasks': [
             {'name': 'Site report (verify.yml template)', 'ansible.builtin.template': {
                 'src': str(REPO / 'playbooks' / 'templates' / 'report.md.j2'), 'dest': str(tmp / 'site-report.md'),
                 'mode': '0644'}},
-            json_task,
-            {'name': 'Acceptance report', 'ansible.builtin.include_role': {'name': 'gpufleet.cluster.acceptance',
-                                                                          'tasks_from': 'report'},
-             'vars': {'acceptance_report_hosts': sorted(HOSTS)}}]},
+            json_task, report_role]},
     ]
     hosts = dict((h, dict(v, acceptance_textfile_dir=str(tmp / h / 'textfile'))) for h, v in HOSTS.items())
     inventory = tmp / 'hosts.yml'
