@@ -51,7 +51,7 @@ def _play(tmp, extra=None, check=False):
     return subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
-def _setup(tmp, fig, with_history=True):
+def _setup(tmp, fig):
     results = F.results(fig)
     hosts = dict((h, {'acceptance_result': r}) for h, r in results.items())
     (tmp / 'hosts.json').write_text(json.dumps({'all': {'children': {'gpu_nodes': {'hosts': hosts}}, 'vars': {
@@ -59,9 +59,9 @@ def _setup(tmp, fig, with_history=True):
         'acceptance_report_dir': str(tmp / 'reports'), 'acceptance_report_drift_file': str(tmp / 'none.json'),
         'acceptance_report_journal_dir': str(tmp / 'none')}}}))
     (tmp / 'play.yml').write_text(PLAYBOOK)
-    if with_history:
-        (tmp / 'reports' / 'history').mkdir(parents=True)
-        (tmp / 'reports' / 'history' / 'acceptance-report-20260801T000000Z.json').write_text(json.dumps(F.history(fig)))
+    # (a report directory without history/ is test_acceptance_container_gpus.py's case)
+    (tmp / 'reports' / 'history').mkdir(parents=True)
+    (tmp / 'reports' / 'history' / 'acceptance-report-20260801T000000Z.json').write_text(json.dumps(F.history(fig)))
 
 
 @pytest.fixture(scope='module')
@@ -137,15 +137,6 @@ def test_history_kept_once_and_second_run_changes_nothing(run):
     assert len(kept) == 2 and kept[0] == 'acceptance-report-20260801T000000Z.json'
     assert re.search(r'localhost\s*: ok=\d+\s+changed=0 ', second.stdout), second.stdout[-3000:]
     assert '[WARNING]' not in second.stdout + second.stderr, second.stdout[-3000:] + second.stderr
-
-
-def test_first_report_without_history_creates_it(tmp_path, fig):
-    _setup(tmp_path, fig, with_history=False)
-    res = _play(tmp_path)
-    assert res.returncode == 0, res.stdout[-4000:]
-    rep = json.loads((tmp_path / 'reports' / 'acceptance-report.json').read_text())
-    assert sorted(rep['outliers']['nodes']) == ['gpu-a06']  # no history: the fleet comparison alone
-    assert len(os.listdir(str(tmp_path / 'reports' / 'history'))) == 1
 
 
 @pytest.mark.parametrize('extra, text', [
