@@ -250,11 +250,13 @@ def heat_map(label, matrix, unit='GB/s'):
     vals = [matrix[r][c] for r in rows for c in cols if r != c and _num((matrix[r] or {}).get(c)) is not None]
     if not rows or not cols or not vals:
         return ''
-    lo, hi = min(vals), max(vals)
+    hi = max(vals)
     cell = 34 if len(cols) <= 10 else max(8, 340 // len(cols))
     left, top = 40, 30
-    width, height = left + cell * len(cols) + 10, top + cell * len(rows) + 10
-    parts = ['<text x="%d" y="14">%s</text>' % (left, esc('%s (%s, worst pair darkest)' % (label, unit)))]
+    title = '%s, %s; colour: share of the best pair, 50 %% or less darkest' % (label, unit)
+    width = max(left + cell * len(cols) + 10, left + int(len(title) * 6.2))
+    height = top + cell * len(rows) + 10
+    parts = ['<text x="%d" y="14">%s</text>' % (left, esc(title))]
     for j, c in enumerate(cols):
         parts.append('<text x="%d" y="%d" text-anchor="middle">%s</text>' % (left + j * cell + cell // 2, top - 4, esc(c)))
     for i, r in enumerate(rows):
@@ -264,8 +266,8 @@ def heat_map(label, matrix, unit='GB/s'):
             if r == c or _num(v) is None:
                 fill = '#e4e7eb'
             else:
-                t = (v - lo) / float(hi - lo) if hi > lo else 1.0
-                # low = dark red, high = light blue
+                # share of the node's best pair: 100 % light, 50 % and below dark red (a link at half speed)
+                t = min(1.0, max(0.0, (v / float(hi) - 0.5) / 0.5)) if hi > 0 else 0.0
                 fill = 'rgb(%d,%d,%d)' % (int(180 + 40 * t), int(40 + 170 * t), int(40 + 200 * t))
             parts.append('<rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="#fff"><title>%s -> %s: %s %s'
                          '</title></rect>' % (left + j * cell, top + i * cell, cell, cell, fill, esc(r), esc(c),
