@@ -102,3 +102,69 @@ def test_role_refuses_a_kernel_the_driver_cannot_build_for(host, tmp_path, run_p
     assert 'kernel %s refused, no boot entry was changed: nvidia: missing' % kb.NEW in output, output
     assert 'Bad return status for module build on kernel: %s' % kb.NEW in output
     assert (host.grubdir / 'grubenv').read_bytes() == before and host.calls('grub-reboot') == []
+
+
+PLAY_TOOLS = r'''
+- hosts: localhost
+  connection: local
+  gather_facts: false
+  vars:
+    kernel_install_packages: false
+    kernel_boot_dir: "{{ root }}/boot"
+    kernel_modules_dir: "{{ root }}/lib/modules"
+    kernel_proc_root: "{{ root }}"
+    kernel_grub_default_file: "{{ root }}/etc/default/grub"
+    kernel_required_modules: [nvidia]
+  tasks:
+    - name: The running release (read-only entry point)
+      ansible.builtin.include_role:
+        name: gpufleet.cluster.kernel
+        tasks_from: versions
+
+    - name: The lock's kernel with the tools given by path
+      ansible.builtin.include_role:
+        name: gpufleet.cluster.kernel
+        tasks_from: install
+      vars:
+        gpufleet_lock: {kernel: "{{ new }}"}
+        kernel_tool_paths: "{{ tools }}"
+
+    - name: Write what the role set
+      ansible.builtin.copy:
+        dest: "{{ out }}"
+        content: "{{ {'running': kernel_running, 'result': kernel_result} | to_json }}"
+        mode: "0644"
+'''
+
+
+def _tools_play(run_play, host, tmp_path, tools):
+    out = tmp_path / 'out-tools.json'
+    rc, output = run_play(PLAY_TOOLS, dict(root=str(host.root), new=kb.NEW, tools=tools, out=str(out)))
+    return rc, output, (json.loads(out.read_text()) if out.exists() else None)
+
+
+def test_role_tools_by_path_and_versions(host, tmp_path, run_play):
+    # the stand-ins are not on PATH here: only kernel_tool_paths finds them (the fleet lab's way)
+    tools = {'grub_editenv': host.tools['grub-editenv'], 'grub_reboot': host.tools['grub-reboot'],
+             'grub_set_default': host.tools['grub-set-default'], 'dkms': host.tools['dkms'],
+             'modinfo': host.tools['modinfo']}
+    rc, output, got = _tools_play(run_play, host, tmp_path, tools)
+    assert rc == 0, output
+    assert got['running'] == kb.OLD and got['result']['running'] == kb.OLD, got
+    assert got['result']['modules']['nvidia']['status'] == 'ok', got
+    assert any(a.startswith(host.tools['dkms'] + ' autoinstall -k ' + kb.NEW) for a in got['result']['actions']), got
+    assert host.calls('dkms autoinstall') and host.calls('grub-reboot') == []  # install: no boot entry change
+
+
+@pytest.mark.parametrize('tools, what', [
+    ({'grub_editor': '/usr/sbin/grub-editenv'}, 'grub_editor'),
+    ({'dkms': ''}, '"dkms": ""'),
+    ({'dkms': ['/usr/sbin/dkms']}, '/usr/sbin/dkms'),
+])
+def test_role_bad_tool_paths_fail_before_anything(host, tmp_path, run_play, tools, what):
+    before = host.snapshot()
+    rc, output, got = _tools_play(run_play, host, tmp_path, tools)
+    assert rc != 0 and got is None, output
+    assert 'kernel_tool_paths must be a dict of grub_editenv, grub_reboot, grub_set_default, grubby, dkms, modinfo' \
+        in output and what in output, output
+    assert host.snapshot() == before and host.calls() == []
