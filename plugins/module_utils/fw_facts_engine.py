@@ -20,7 +20,8 @@ import re
 from ansible_collections.gpufleet.cluster.plugins.module_utils import _runner as runner
 from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
 from ansible_collections.gpufleet.cluster.plugins.module_utils.fabricmanager import parse_log, parse_version
-from ansible_collections.gpufleet.cluster.plugins.module_utils.mlx_fw import parse_flint_query, parse_mlxup_query
+from ansible_collections.gpufleet.cluster.plugins.module_utils.mlx_fw import (
+    adapter_key, has_flash, parse_flint_query, parse_mlxup_query)
 from ansible_collections.gpufleet.cluster.plugins.module_utils.ofed_info import parse_ofed_info_short
 from ansible_collections.gpufleet.cluster.plugins.module_utils.sysfs_ib import collect, read_text
 
@@ -67,12 +68,10 @@ def hca_facts(probe, devices, flash_tool):
         dev = devices[name]
         entry = dict((k, dev[k]) for k in HCA_KEYS if k in dev)
         hca[name] = entry
-        pci = dev.get('pci_address')
-        if not flash_tool or not pci or dev.get('virtual_function'):
+        if not flash_tool or not has_flash(name, dev):
             continue
-        if not (name.startswith('mlx') or (dev.get('driver') or '').startswith('mlx')):
-            continue
-        card = dev.get('sys_image_guid') or pci
+        pci = dev['pci_address']
+        card = adapter_key(dev)
         if card not in flashed:
             out = probe.output([flash_tool, '-d', pci, 'q'])
             flashed[card] = parse_flint_query(out) if out is not None else None

@@ -26,7 +26,7 @@ import re
 from ansible_collections.gpufleet.cluster.plugins.module_utils import _runner
 from ansible_collections.gpufleet.cluster.plugins.module_utils._runner import Failure
 from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
-from ansible_collections.gpufleet.cluster.plugins.module_utils.mlx_fw import parse_flint_query
+from ansible_collections.gpufleet.cluster.plugins.module_utils.mlx_fw import has_flash, parse_flint_query
 from ansible_collections.gpufleet.cluster.plugins.module_utils.sysfs_ib import collect
 
 __all__ = ['Failure', 'run', 'input_problems', 'find_cards', 'plan_card', 'version_key']
@@ -151,14 +151,11 @@ def _norm_pci(pci):
     return pci if len(pci.split(':')) == 3 else '0000:' + pci
 
 
-def _is_mellanox(name, dev):
-    return name.startswith('mlx') or (dev.get('driver') or '').startswith('mlx')
-
-
 def find_cards(sysfs_root, devices=None):
     """The cards to manage: ``[{pci, devices, guid}]``. Without ``devices``, every Mellanox/NVIDIA RDMA device
     (name or driver mlx*) in ``<sysfs_root>/sys/class/infiniband`` with a PCI function, one per adapter (by
-    sys_image_guid, the lowest PCI function), virtual functions skipped - the rule fw_facts queries by. With
+    sys_image_guid, the lowest PCI function), virtual functions skipped - ``mlx_fw.has_flash``, the rule fw_facts
+    queries by too. With
     ``devices`` (PCI addresses), those, one per adapter where sysfs knows the adapter."""
     ib = collect(sysfs_root)
     by_pci = {}
@@ -170,7 +167,7 @@ def find_cards(sysfs_root, devices=None):
         wanted = [(pci, by_pci.get(_norm_pci(pci), [])) for pci in devices]
     else:
         wanted = [(pci, entries) for pci, entries in sorted(by_pci.items())
-                  if any(_is_mellanox(n, d) and not d.get('virtual_function') for n, d in entries)]
+                  if any(has_flash(n, d) for n, d in entries)]
     cards, seen = [], {}
     for pci, entries in wanted:
         guid = next((d.get('sys_image_guid') for n, d in entries if d.get('sys_image_guid')), None)

@@ -22,6 +22,19 @@ _VERSION_ROW_RE = re.compile(r'^\s+([A-Za-z][\w.-]*(?: [\w.-]+)*(?: \([^)]*\))?)
 _ERROR_RE = re.compile(r'^\s*-E-\s*(.*?)\s*$')
 
 
+def has_flash(name, dev):
+    """The one rule of which RDMA device (``name`` and its sysfs_ib ``collect`` entry ``dev``) is an adapter whose flash
+    mstflint/flint query and burn: a Mellanox/NVIDIA device (name or driver mlx*) with a PCI function that is not a
+    virtual function. fw_facts queries and hca_firmware burns by it."""
+    return (bool(dev.get('pci_address')) and not dev.get('virtual_function')
+            and (name.startswith('mlx') or (dev.get('driver') or '').startswith('mlx')))
+
+
+def adapter_key(dev):
+    """One adapter however many PCI functions and RDMA devices it has: its sys_image_guid, else its PCI address."""
+    return dev.get('sys_image_guid') or dev.get('pci_address')
+
+
 def _rom_entry(text):
     """One ROM of a ``Rom Info`` line -> ``{type, version, cpu}``; None when there is no ``type=``."""
     m = _ROM_TYPE_RE.search(text)

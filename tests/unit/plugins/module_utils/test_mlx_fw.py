@@ -209,3 +209,22 @@ def test_flint_fs2_connectx3_layout():
     assert facts['guids'] == ['0002c90300000010', '0002c90300000011', '0002c90300000012', '0002c90300000013']
     assert facts['macs'] == ['0002c9000011', '0002c9000012']
     assert 'description' not in facts and 'base_guid' not in facts and facts['image_vsd'] is None
+
+
+@pytest.mark.parametrize('name, dev, want', [
+    ('mlx5_0', {'pci_address': '0000:3b:00.0'}, True),
+    ('ibp59s0', {'pci_address': '0000:3b:00.0', 'driver': 'mlx5_core'}, True),   # renamed device, mlx driver
+    ('mlx5_2', {'pci_address': '0000:3b:00.2', 'virtual_function': True}, False),
+    ('mlx5_0', {}, False),                                                       # no PCI function
+    ('rxe0', {'pci_address': '0000:00:03.0', 'driver': 'virtio-pci'}, False),    # Soft-RoCE, not an adapter flash
+    ('bnxt_re0', {'pci_address': '0000:41:00.0', 'driver': 'bnxt_en'}, False),
+])
+def test_has_flash_is_the_one_card_rule(name, dev, want):
+    # hand-made sysfs_ib entries: the rule fw_facts queries by and hca_firmware burns by
+    assert mlx_fw.has_flash(name, dev) is want
+
+
+def test_adapter_key_prefers_the_adapter_guid():
+    assert mlx_fw.adapter_key({'pci_address': '0000:3b:00.1', 'sys_image_guid': '043f:7203:00f0:4c46'}) == \
+        '043f:7203:00f0:4c46'
+    assert mlx_fw.adapter_key({'pci_address': '0000:3b:00.1'}) == '0000:3b:00.1'
