@@ -9,7 +9,8 @@ and ``<modules_dir>/<release>``), the boot loader's default and one-time entry -
 grubby on EL (``grubby --default-kernel``, ``grubby --info=ALL``, ``<boot_dir>/grub2/grubenv``) - and
 ``GRUB_DEFAULT`` in ``/etc/default/grub`` (and ``/etc/default/grub.d/*.cfg``).
 
-Verify, before any boot entry changes: every required kernel module has a file for the release under
+Verify, before any boot entry changes: every required kernel module (``required_modules``, and those of
+``carry_modules`` the running release has under ``<modules_dir>/<running>``) has a file for the release under
 ``<modules_dir>/<release>`` (or is built in: ``modules.builtin``), built for that release (``modinfo -F vermagic``
 when modinfo is there; ``weak-updates/`` links of EL's kABI are taken as they are), and - when DKMS is there -
 every DKMS module is installed for the release. What is missing is built first with ``dkms autoinstall -k RELEASE``;
@@ -40,7 +41,7 @@ from ansible_collections.gpufleet.cluster.plugins.module_utils._runner import Fa
 from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
 
 __all__ = ['Failure', 'run', 'input_problems', 'parse_grub_cfg', 'resolve_entry', 'parse_grubenv',
-           'parse_dkms_status', 'grub_default_setting', 'find_module_files']
+           'parse_dkms_status', 'grub_default_setting', 'find_module_files', 'carried_modules']
 
 # A release as uname -r prints it: 6.1.0-28-amd64, 5.15.0-125-generic, 5.14.0-427.13.1.el9_4.x86_64, 6.6.0+rpt-rpi-v8.
 RELEASE_RE = re.compile(r'^[0-9][A-Za-z0-9._+~-]{0,127}$')
@@ -89,12 +90,13 @@ def input_problems(p):
     release = p.get('release')
     if not isinstance(release, str) or not RELEASE_RE.match(release):
         errors.append('release must be %s, got %s' % (RELEASE_ALLOWED, _show(release)))
-    mods = p.get('required_modules')
-    if mods is not None and not isinstance(mods, list):
-        errors.append('required_modules must be a list of module names, got %s' % _show(mods))
-    for i, name in enumerate(mods if isinstance(mods, list) else []):
-        if not isinstance(name, str) or not MODULE_RE.match(name):
-            errors.append('required_modules[%d] must be %s, got %s' % (i, MODULE_ALLOWED, _show(name)))
+    for option in ('required_modules', 'carry_modules'):
+        mods = p.get(option)
+        if mods is not None and not isinstance(mods, list):
+            errors.append('%s must be a list of module names, got %s' % (option, _show(mods)))
+        for i, name in enumerate(mods if isinstance(mods, list) else []):
+            if not isinstance(name, str) or not MODULE_RE.match(name):
+                errors.append('%s[%d] must be %s, got %s' % (option, i, MODULE_ALLOWED, _show(name)))
     for option, choices in (('bootloader', BOOTLOADERS), ('make_default', MAKE_DEFAULT), ('dkms', DKMS_MODES)):
         if p.get(option) not in choices:
             errors.append('%s must be one of %s, got %s' % (option, ', '.join(choices), _show(p.get(option))))
@@ -120,6 +122,23 @@ def installed_releases(boot_dir, modules_dir):
     images = set(n[len('vmlinuz-'):] for n in _sysfs.listdir(boot_dir)
                  if n.startswith('vmlinuz-') and os.path.isfile(os.path.join(boot_dir, n)))
     return sorted(r for r in images if os.path.isdir(os.path.join(modules_dir, r)))
+
+
+def carried_modules(modules_dir, running, names):
+    """Of ``names``, those the running release has (a file under ``<modules_dir>/<running>`` or a line in its
+    ``modules.builtin``), in the order given: they must exist for the new release too."""
+    files, builtin = find_module_files(modules_dir, running)
+    return [n for n in names if _norm(n) in files or _norm(n) in builtin]
+
+
+def required_list(required, carried):
+    """``required`` then ``carried``, each module once (- and _ alike; the first spelling kept)."""
+    out, seen = [], set()
+    for name in list(required or []) + list(carried or []):
+        if _norm(name) not in seen:
+            seen.add(_norm(name))
+            out.append(name)
+    return out
 
 
 def find_module_files(modules_dir, release):
@@ -350,6 +369,7 @@ class Engine(object):
     def __init__(self, p, check_mode, find):
         self.p, self.check_mode, self.find = p, check_mode, find
         self.actions = []
+        self.required = list(p.get('required_modules') or [])
 
     def tool(self, key, loader, required=True):
         option = PATH_OPTIONS.get(key, '%s_path' % key)
@@ -442,7 +462,7 @@ class Engine(object):
         files, builtin = find_module_files(p['modules_dir'], release)
         modinfo = self.find(p.get('modinfo_path') or 'modinfo')
         out = {}
-        for name in p.get('required_modules') or []:
+        for name in self.required:
             key = _norm(name)
             path = files.get(key)
             if path is None:
@@ -596,13 +616,19 @@ def run(p, check_mode, diff, find):
                           else ' is there but %s is not' % os.path.join(p['modules_dir'], release),
                           ', '.join(installed) or 'none', release, release),
                       changed=False, running=running, installed=installed)
+    carried = carried_modules(p['modules_dir'], running, p.get('carry_modules') or [])
+    eng.required = required_list(p.get('required_modules'), carried)
     loader = eng.detect_loader()
     st = eng.grub_state() if loader == 'grub' else eng.grubby_state()
     before = {'running': running, 'default': _rel(st['default']), 'next': _rel(st['next'])}
-    base = dict(release=release, running=running, installed=installed, bootloader=loader)
+    base = dict(release=release, running=running, installed=installed, bootloader=loader, carried_modules=carried)
 
     # verify the modules first: a refusal here changes no boot entry
-    modules, dkms_report, built = eng.verify(release)
+    try:
+        modules, dkms_report, built = eng.verify(release)
+    except Failure as exc:
+        exc.result.setdefault('carried_modules', carried)
+        raise
     base.update(modules=modules, dkms=dkms_report)
 
     steps = []  # (what, argv)

@@ -20,7 +20,8 @@ description:
     Debian/Ubuntu (C(saved_entry) and C(next_entry) of C(<boot_dir>/grub/grubenv), resolved through the menu of
     C(<boot_dir>/grub/grub.cfg)), or grubby on EL (C(grubby --default-kernel), C(grubby --info=ALL),
     C(<boot_dir>/grub2/grubenv)).
-  - Verifies the release before any boot entry changes. Every module of O(required_modules) needs a file under
+  - Verifies the release before any boot entry changes. Every module of O(required_modules), and of O(carry_modules)
+    those the running release has, needs a file under
     C(<modules_dir>/<release>) (or a line in its C(modules.builtin)) built for that release (C(modinfo -F vermagic
     FILE) when modinfo is there; EL's C(weak-updates/) links are kABI builds of another release and are taken as
     they are). With DKMS installed (O(dkms=auto)) every DKMS module (the newest version of each in C(dkms status))
@@ -66,6 +67,15 @@ options:
     description:
       - Kernel modules that must exist for O(release) before it may boot, for example V([nvidia, nvidia_uvm]) and the
         OFED ones V([mlx5_core, mlx5_ib, ib_core]). C(-) and C(_) are alike, as for modprobe.
+    type: list
+    elements: str
+    default: []
+  carry_modules:
+    description:
+      - Kernel modules that must exist for O(release) when the running release has them (a file under
+        C(<modules_dir>/<running release>), or a line in its C(modules.builtin)) - the GPU driver's and the OFED stack's,
+        for example V([nvidia, nvidia_uvm, nvidia_modeset, mlx5_core, mlx5_ib, ib_core]). They join
+        O(required_modules); RV(carried_modules) lists those the running release has.
     type: list
     elements: str
     default: []
@@ -240,6 +250,13 @@ next_before:
   description: The release of the one-time entry before this run; null when there was none.
   returned: on success
   type: str
+carried_modules:
+  description:
+    - The modules of O(carry_modules) the running release has, required for O(release) too.
+  returned: when the release is installed
+  type: list
+  elements: str
+  sample: [nvidia, nvidia_uvm, mlx5_core]
 modules:
   description:
     - Per required module - C(status) (C(ok), C(missing), C(wrong-release)), C(path) (its file, C((builtin)), or null)
@@ -296,6 +313,7 @@ from ansible_collections.gpufleet.cluster.plugins.module_utils import kernel_boo
 ARGUMENT_SPEC = dict(
     release=dict(type="str", required=True),
     required_modules=dict(type="list", elements="str", default=[]),
+    carry_modules=dict(type="list", elements="str", default=[]),
     dkms=dict(type="str", choices=["auto", "never"], default="auto"),
     bootloader=dict(type="str", choices=["auto", "grub", "grubby"], default="auto"),
     make_default=dict(type="str", choices=["after_verify", "now"], default="after_verify"),

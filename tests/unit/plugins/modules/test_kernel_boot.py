@@ -475,3 +475,16 @@ def test_adhoc_check_mode(host, run_adhoc):
     rc, res = run_adhoc('kernel_boot', host.args(), check=True)
     assert rc == 0 and res['changed'] is True and res['next'] == NEW, res
     assert host.calls('grub-reboot') == [] and host.calls('dkms autoinstall') == []
+
+
+def test_carry_modules_the_running_kernel_has_are_required(host, run_module):
+    # OLD runs with DKMS's nvidia modules and in-tree mlx5_core; ib_foo it does not have; modules.builtin's loop counts
+    res = run_module(kernel_boot.main, host.args(required_modules=[], dkms='never',
+                                                 carry_modules=['nvidia', 'nvidia-uvm', 'mlx5_core', 'ib_foo', 'loop']))
+    assert res['failed'] and res['carried_modules'] == ['nvidia', 'nvidia-uvm', 'mlx5_core', 'loop'], res
+    assert 'nvidia: missing' in res['msg'] and 'nvidia-uvm: missing' in res['msg'] and 'ib_foo' not in res['msg'], res
+    assert sorted(res['modules']) == ['loop', 'mlx5_core', 'nvidia', 'nvidia-uvm'], res['modules']
+    assert res['modules']['mlx5_core']['status'] == 'ok' and host.calls('grub-reboot') == []
+    # given in both lists (- and _ alike): checked once
+    res = run_module(kernel_boot.main, host.args(required_modules=['mlx5_core'], carry_modules=['mlx5-core', 'nvidia']))
+    assert not res.get('failed') and sorted(res['modules']) == ['mlx5_core', 'nvidia'], res
