@@ -52,6 +52,9 @@ LOCK_FORMATS = {
     'nvbandwidth': (BENCH_VERSION_RE, 'an nvbandwidth package version, e.g. 0.7'),
     'perftest': (BENCH_VERSION_RE, 'a perftest package version, e.g. 4.5 or 4.5-1'),
     'openmpi': (BENCH_VERSION_RE, 'an Open MPI package version, e.g. 4.1.4 or 4.1.4-3'),
+    # NVIDIA's dcgm-exporter (roles/monitoring_node): DCGM release - exporter release, e.g. 4.1.1-4.0.4.
+    'dcgm_exporter': (r'^(\d+:)?\d+\.\d+\.\d+-\d+\.\d+\.\d+(-[\w.~+]+)?$',
+                      'a dcgm-exporter version DCGM-EXPORTER, e.g. 4.1.1-4.0.4 or 3.3.9-3.6.1-1'),
 }
 # Keys whose value may be a dict (per board id / GPU product) instead of one version.
 PER_DEVICE_KEYS = ('hca_firmware', 'vbios')
