@@ -86,7 +86,7 @@ def scrape_configs(hosts, hostvars, node_port=9100, dcgm_port=9400, scrape_inter
     gpufleet_expect_gpus > 0, and that do not turn monitoring_node_dcgm_exporter off). ``labels`` maps a
     label name to the host variable it comes from (default: profile <- gpufleet_profile, rack <- rack,
     partition <- slurm_partition); a label whose variable is unset is left out. ``node`` is the inventory name;
-    the address is ansible_host (else the name)."""
+    the address is ansible_host (else the name). Hosts that set gpufleet_monitoring to false are left out."""
     labels = labels if labels is not None else {'profile': 'gpufleet_profile', 'rack': 'rack',
                                                  'partition': 'slurm_partition'}
     for port, what in ((node_port, 'monitoring_server_node_port'), (dcgm_port, 'monitoring_server_dcgm_port')):
@@ -94,6 +94,8 @@ def scrape_configs(hosts, hostvars, node_port=9100, dcgm_port=9400, scrape_inter
             raise MonitoringError('%s must be a port number 1-65535, got %r' % (what, port))
     node, dcgm = [], []
     for host in hosts:
+        if _host_get(hostvars, host, 'gpufleet_monitoring', True) in (False, 'false', 'False', 'no'):
+            continue  # the inventory turned monitoring off there: no node_exporter to scrape
         address = str(_host_get(hostvars, host, 'ansible_host', host))
         if ':' in address and not address.startswith('['):
             address = '[%s]' % address  # IPv6

@@ -44,6 +44,7 @@ HOSTVARS = {
                     'monitoring_node_dcgm_exporter': False},
     'login01': {},
     'v6': {'ansible_host': 'fd00::5', 'gpufleet_expect_gpus': 0},
+    'off': {'gpufleet_monitoring': False, 'gpufleet_expect_gpus': 8},
 }
 
 
@@ -56,6 +57,7 @@ def test_scrape_configs_labels_from_inventory():
     assert node['static_configs'][1]['labels']['partition'] == 'gpu-r01,all'
     assert node['static_configs'][2] == {'targets': ['login01:9100'], 'labels': {'node': 'login01'}}
     assert node['static_configs'][3]['targets'] == ['[fd00::5]:9100']
+    assert len(node['static_configs']) == 4  # 'off' turned monitoring off
     assert dcgm == {'job_name': 'gpufleet_dcgm', 'scrape_interval': '5s', 'static_configs': [
         {'targets': ['10.0.1.1:9400'], 'labels': node['static_configs'][0]['labels']}]}
 
