@@ -87,8 +87,8 @@ def scrape_configs(hosts, hostvars, node_port=9100, dcgm_port=9400, scrape_inter
     label name to the host variable it comes from (default: profile <- gpufleet_profile, rack <- rack,
     partition <- slurm_partition); a label whose variable is unset is left out. ``node`` is the inventory name;
     the address is ansible_host (else the name). Hosts that set gpufleet_monitoring to false are left out."""
-    labels = labels if labels is not None else {'profile': 'gpufleet_profile', 'rack': 'rack',
-                                                 'partition': 'slurm_partition'}
+    if labels is None:
+        labels = {'profile': 'gpufleet_profile', 'rack': 'rack', 'partition': 'slurm_partition'}
     for port, what in ((node_port, 'monitoring_server_node_port'), (dcgm_port, 'monitoring_server_dcgm_port')):
         if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
             raise MonitoringError('%s must be a port number 1-65535, got %r' % (what, port))

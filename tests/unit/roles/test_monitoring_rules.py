@@ -52,7 +52,7 @@ def alerts(text):
 
 
 def run(tool, *args, cwd):
-    res = subprocess.run([tool] + list(args), cwd=str(cwd), capture_output=True, text=True, timeout=120)
+    res = subprocess.run([tool] + list(args), cwd=str(cwd), capture_output=True, text=True, timeout=120, check=False)
     return res.returncode, res.stdout + res.stderr
 
 
