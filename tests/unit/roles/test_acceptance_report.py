@@ -20,6 +20,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
+import yaml
 
 import fleet_report_corpus as F
 
@@ -51,6 +52,20 @@ def _play(tmp, extra=None, check=False):
     return subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
+def _site_report_play(tmp):
+    """PLAYBOOK plus verify.yml's own site report tasks after it (taken from playbooks/verify.yml, not copied)."""
+    plays = yaml.safe_load(open(os.path.join(REPO, 'playbooks', 'verify.yml')).read())
+    (report_play,) = [p for p in plays if p.get('name') == 'Write the report']
+    tasks = dict((t['name'], t) for t in report_play['tasks'])
+    site_json, site_md = tasks['Write the JSON report'], tasks['Write the Markdown report']
+    site_md['ansible.builtin.template']['src'] = os.path.join(REPO, 'playbooks', 'templates', 'report.md.j2')
+    play = yaml.safe_load(PLAYBOOK)[0]
+    play['vars'] = {'__report_hosts': "{{ groups['gpu_nodes'] }}", '__report_dir': str(tmp / 'reports'),
+                    '__outliers': report_play['vars']['__outliers'], '__outlier_of': report_play['vars']['__outlier_of']}
+    play['tasks'] += [site_json, site_md]
+    return yaml.safe_dump([play], sort_keys=False)
+
+
 def _setup(tmp, fig):
     results = F.results(fig)
     hosts = dict((h, {'acceptance_result': r}) for h, r in results.items())
@@ -58,7 +73,7 @@ def _setup(tmp, fig):
         'ansible_connection': 'local', 'ansible_python_interpreter': sys.executable,
         'acceptance_report_dir': str(tmp / 'reports'), 'acceptance_report_drift_file': str(tmp / 'none.json'),
         'acceptance_report_journal_dir': str(tmp / 'none')}}}))
-    (tmp / 'play.yml').write_text(PLAYBOOK)
+    (tmp / 'play.yml').write_text(_site_report_play(tmp))
     # (a report directory without history/ is test_acceptance_container_gpus.py's case)
     (tmp / 'reports' / 'history').mkdir(parents=True)
     (tmp / 'reports' / 'history' / 'acceptance-report-20260801T000000Z.json').write_text(json.dumps(F.history(fig)))
@@ -119,6 +134,19 @@ def test_markdown_junit_and_prometheus_say_warn(run):
         'gpufleet_acceptance_outlier{node="gpu-a06",profile="profile_a100",rung="nccl_bench",device="",basis="history",'
         'status="warn"} 1'])
     assert 'gpufleet_acceptance_outlier_nodes 2' in prom
+
+
+def test_site_report_marks_the_two_planted_nodes_and_nothing_else(run):
+    tmp, dummy, dummy2 = run
+    site = json.loads((tmp / 'reports' / 'site-report.json').read_text())
+    assert sorted(h for h, v in site.items() if 'outlier' in v) == ['gpu-a03', 'gpu-a06']
+    assert site['gpu-a06']['outlier']['status'] == 'warn'
+    assert site['gpu-a06']['outlier']['messages'][0].startswith('nccl_bench: ')
+    assert site['gpu-a03']['outlier']['messages'][0].startswith('gpu_burn: ')
+    md = (tmp / 'reports' / 'site-report.md').read_text()
+    outliers = md.split('## Outliers', 1)[1].split('\n\n', 2)[2].split('\n\n')[0].splitlines()
+    assert [line.split(' ')[1] for line in outliers] == ['**gpu-a03**', '**gpu-a06**'], outliers
+    assert all(' (warn): ' in line for line in outliers)
 
 
 def test_html_names_the_planted_nodes_and_needs_no_network(run):
