@@ -229,6 +229,11 @@ class BondingReadError(Exception):
     """A bonding file that is not the kernel's text (not UTF-8)."""
 
 
+def read_error_msg(exc):
+    """The module failure for a BondingReadError (bond_facts and node_facts)."""
+    return "proc_root: %s; proc_root must hold the kernel's proc/net/bonding files (ASCII text)" % exc
+
+
 def read_all(proc_root):
     """{bond name: parse(file)} for every file in ``<proc_root>/proc/net/bonding``; {} when absent.
     Entries that cannot be read (a directory, permissions) are skipped; a file that is not UTF-8 text

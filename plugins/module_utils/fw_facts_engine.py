@@ -147,13 +147,16 @@ def input_errors(p):
     return errors
 
 
-def gather(module, p):
-    """The ``firmware`` facts for the module's params ``p`` (see the module's RETURN)."""
+def gather(module, p, devices=None):
+    """The ``firmware`` facts for the module's params ``p`` (see the module's RETURN). ``devices``: the RDMA
+    devices ``sysfs_ib.collect`` read from ``p['sysfs_root']`` already (node_facts reads them once for both)."""
     probe = Probe(module)
     flash_tool = None
     if p['query_flash']:
         flash_tool = probe.find('mstflint', p['mstflint_path']) or probe.find('flint', p['flint_path'])
-    facts = {'hca': hca_facts(probe, collect(p['sysfs_root']), flash_tool)}
+    if devices is None:
+        devices = collect(p['sysfs_root'])
+    facts = {'hca': hca_facts(probe, devices, flash_tool)}
 
     facts['ofed'] = None
     ofed = probe.find('ofed_info', p['ofed_info_path'])

@@ -108,6 +108,20 @@ def read_device(path):
     return dev
 
 
+_VENDOR_OPTION_RE = re.compile(r"^(0x)?[0-9a-fA-F]{4}$")
+
+
+def vendor_errors(vendors, name="vendors"):
+    """Messages for the items of a ``vendors`` option that are not a 4-digit hexadecimal PCI vendor id."""
+    return ["%s[%d] must be a 4-digit hexadecimal PCI vendor id such as 0x10de, got %r" % (name, i, v)
+            for i, v in enumerate(vendors or []) if not isinstance(v, str) or not _VENDOR_OPTION_RE.match(v)]
+
+
+def normalize_vendors(vendors):
+    """``vendors`` as the ``vendor`` file spells them (``0x`` and lower case), for ``read_pci``."""
+    return ["0x" + v.lower()[-4:] for v in vendors or []]
+
+
 def read_pci(sysfs_root="/", vendors=tuple(VENDORS)):
     """PCI devices under ``sysfs_root`` of the given vendor ids (NVIDIA and Mellanox by default;
     an empty list or None gives every device).

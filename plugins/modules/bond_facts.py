@@ -146,8 +146,7 @@ def main():
     try:
         bonds = bonding.read_all(params["proc_root"])
     except bonding.BondingReadError as exc:
-        module.fail_json(msg="proc_root: %s; proc_root must hold the kernel's proc/net/bonding files "
-                             "(ASCII text)" % exc)
+        module.fail_json(msg=bonding.read_error_msg(exc))
     extra = {}
     if params["expected"] is not None:
         extra["bond_check"] = bonding.check(bonds, expected, params["sysfs_root"])

@@ -113,11 +113,9 @@ ansible_facts:
             mellanox_functions: ["0000:1a:00.0"]
 """
 
-import re
-
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
-from ansible_collections.gpufleet.cluster.plugins.module_utils.sysfs_pci import read_pci
+from ansible_collections.gpufleet.cluster.plugins.module_utils.sysfs_pci import normalize_vendors, read_pci, vendor_errors
 
 
 def main():
@@ -129,13 +127,8 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
-    errors = ac.nul_errors(p) or ac.root_dir_errors("sysfs_root", p["sysfs_root"])
-    for i, vendor in enumerate(p["vendors"]):
-        if not re.match(r"^(0x)?[0-9a-fA-F]{4}$", vendor or ""):
-            errors.append("vendors[%d] must be a 4-digit hexadecimal PCI vendor id such as 0x10de, got %r" % (i, vendor))
-    ac.refuse(module, errors)
-    vendors = ["0x" + v.lower()[-4:] for v in p["vendors"]]
-    devices, summary = read_pci(p["sysfs_root"], vendors)
+    ac.refuse(module, ac.nul_errors(p) or ac.root_dir_errors("sysfs_root", p["sysfs_root"]) + vendor_errors(p["vendors"]))
+    devices, summary = read_pci(p["sysfs_root"], normalize_vendors(p["vendors"]))
     module.exit_json(changed=False, ansible_facts={"pci": {"devices": devices, "summary": summary}})
 
 

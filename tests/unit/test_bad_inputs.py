@@ -51,7 +51,7 @@ HANG_SECONDS = 60
 
 MODULES = ('bond_facts', 'container_gpus', 'dcgm_diag', 'docker_daemon_json', 'fabric_health', 'fleet_compare', 'fw_facts',
            'gpu_burn', 'gpu_facts', 'gpu_settings', 'hca_firmware', 'ib_fabric_info', 'ib_port_facts', 'irq_affinity', 'kernel_boot', 'nccl_bench',
-           'nft_table', 'node_compare',
+           'nft_table', 'node_compare', 'node_facts',
            'p2p_bandwidth', 'pci_facts', 'rdma_bw', 'roce_qos', 'slurm_node', 'ssh_login_facts')
 ACTIONS = ('fleet_compare', 'node_compare')  # action plugins (their plugins/modules file is documentation)
 
@@ -209,6 +209,10 @@ SAFE = {
     'fw_facts': dict(sysfs_root=T, mstflint_path=T + '/bin/absent-mstflint', flint_path=T + '/bin/absent-flint',
                      ofed_info_path=T + '/bin/absent-ofed_info', fabricmanager_path=T + '/bin/absent-fm',
                      fabricmanager_service='', fabricmanager_log=''),
+    'node_facts': dict(sysfs_root=T, proc_root=T, nvidia_smi_path=T + '/bin/absent-nvidia-smi',
+                       mstflint_path=T + '/bin/absent-mstflint', flint_path=T + '/bin/absent-flint',
+                       ofed_info_path=T + '/bin/absent-ofed_info', fabricmanager_path=T + '/bin/absent-fm',
+                       fabricmanager_service='', fabricmanager_log=''),
     'docker': dict(path=T + '/etc/docker/daemon.json', systemd_root=T, validate=False),
     'slurm': dict(scontrol_path=T + '/bin/scontrol', squeue_path=T + '/bin/squeue'),
     'irq': dict(device='0000:81:00.0', proc_root=T + '/root', sysfs_root=T + '/root',
@@ -223,6 +227,10 @@ SLURM_TOOLS = (tool('scontrol', SLURM_NODE_LINE), tool('squeue', b''))
 
 def fw(**kw):
     return dict(SAFE['fw_facts'], **kw)
+
+
+def nfacts(**kw):
+    return dict(SAFE['node_facts'], **kw)
 
 
 def docker(**kw):
@@ -893,6 +901,29 @@ ROWS = [
                                                        'expected': {'kernel': '6.8' + NUL}}, 'no-change'),
     row('node_compare', 'garbage ibv_devinfo output', {'facts': dict(GOOD_FACTS, ibv_devinfo='\ufffd\x00 #|?x\n'),
                                                        'expected': {'ib_mtu': 4096}}, 'clean-failure'),
+
+    # ------------------------------------------------------------ node_facts
+    row('node_facts', 'empty subset', nfacts(subset=[]), 'refused', 'subset'),
+    row('node_facts', 'unknown subset', nfacts(subset=['pci', 'gpus']), 'refused', 'subset'),
+    row('node_facts', 'empty sysfs_root', nfacts(sysfs_root=''), 'refused', 'sysfs_root'),
+    row('node_facts', 'NUL in proc_root', nfacts(proc_root=T + NUL), 'refused', 'proc_root'),
+    row('node_facts', 'proc_root is a file', nfacts(proc_root=T + '/f'), 'refused', 'proc_root', file('f')),
+    row('node_facts', 'vendor not hex', nfacts(vendors=['nvidia']), 'refused', 'vendors'),
+    row('node_facts', 'nvidia_smi_path is a directory', nfacts(nvidia_smi_path=T + '/bin'), 'refused',
+        'nvidia_smi_path', directory('bin')),
+    row('node_facts', 'path traversal in kernel_modules', nfacts(kernel_modules=['../../../etc']), 'refused',
+        'kernel_modules'),
+    row('node_facts', 'garbage: non-UTF-8 nvidia-smi output', nfacts(subset=['gpu'], nvidia_smi_path=T + '/bin/nvidia-smi'),
+        'clean-failure', setup=tool('nvidia-smi', GARBAGE)),
+    row('node_facts', 'garbage: non-UTF-8 bonding file', nfacts(subset=['bonding'], proc_root=T + '/root'), 'refused',
+        'proc_root', setup=file('root/proc/net/bonding/bond0', GARBAGE)),
+    row('node_facts', 'garbage ofed_info and rc 1 with fail_on_error',
+        nfacts(subset=['firmware'], ofed_info_path=T + '/bin/ofed_info', fail_on_error=True), 'clean-failure',
+        setup=tool('ofed_info', GARBAGE, rc=1)),
+    row('node_facts', 'every subset, roots through ../, garbage sysfs files',
+        nfacts(sysfs_root=T + '/root/sys/../', proc_root=T + '/root/proc/../'), 'no-change',
+        setup=(pci_tree, ib_tree, bond_tree, file('root/sys/class/infiniband/mlx5_0/fw_ver', GARBAGE),
+               file('root/sys/bus/pci/devices/0000:17:00.0/current_link_width', '9' * 5000))),
 
     # ------------------------------------------------------------ p2p_bandwidth
     row('p2p_bandwidth', 'timeout zero', {'executable': T + '/bin/p2p', 'timeout': 0}, 'refused', 'timeout',
