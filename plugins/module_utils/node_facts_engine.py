@@ -14,8 +14,8 @@ parsed here:
   read once for it and ``infiniband`` when both are asked for
 - ``bonding``: ``bonding.read_all`` (as bond_facts) -> ``ansible_facts.bonding``
 
-plus ``ansible_facts.node_facts``: which subsets this call read and from which roots, so a role later in the
-play can tell whether the facts it needs are there already (and skip its own call).
+plus ``ansible_facts.node_facts``: which subsets this call read, from which roots and when, so a role later in
+the play can tell whether the facts it needs are there already (filter ``node_facts_missing``).
 
 The module passed in needs ``warn``, ``fail_json`` and ``get_bin_path`` (an AnsibleModule, or a stand-in).
 """
@@ -23,6 +23,8 @@ The module passed in needs ``warn``, ``fail_json`` and ``get_bin_path`` (an Ansi
 from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
+
+import time
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import argcheck as ac
 from ansible_collections.gpufleet.cluster.plugins.module_utils import bonding
@@ -101,5 +103,7 @@ def gather(module, p):
         'sysfs_root': p['sysfs_root'],
         'proc_root': p['proc_root'] if 'bonding' in subsets else None,
         'nvidia_smi': facts['nvidia_gpu']['executable'] if 'gpu' in subsets else None,
+        # the host's clock, as ansible_facts.date_time.epoch of the play's fact gathering (node_facts_missing)
+        'epoch': int(time.time()),
     }
     return result

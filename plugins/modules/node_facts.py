@@ -20,8 +20,8 @@ description:
     M(gpufleet.cluster.bond_facts)).
   - Each subset is read by the same code as its own module and lands under the same key with the same content
     (C(pci), C(infiniband), C(nvidia_gpu), C(firmware), C(bonding)), so whatever reads those facts works unchanged.
-    RV(ansible_facts.node_facts) records what this call read and from where, so a role later in the play can
-    reuse the facts instead of reading the hardware again.
+    RV(ansible_facts.node_facts) records what this call read, from where and when, so a role later in the play can
+    reuse the facts instead of reading the hardware again (filter C(gpufleet.cluster.node_facts_missing)).
   - O(subset) limits the call to what is needed - a role that only needs the PCI devices does not run
     C(nvidia-smi).
   - Read-only; never reports C(changed).
@@ -151,7 +151,7 @@ EXAMPLES = r'''
 - name: Only the PCI devices (no nvidia-smi), unless this play read them already
   gpufleet.cluster.node_facts:
     subset: [pci]
-  when: "'pci' not in ansible_facts.node_facts.subset | default([]) or ansible_facts.node_facts.sysfs_root != '/'"
+  when: ansible_facts | gpufleet.cluster.node_facts_missing(['pci'], '/')
 
 - name: What node_facts_check compares - no topology matrix, no flash query
   become: true
@@ -180,12 +180,14 @@ ansible_facts:
     node_facts:
       description:
         - What this call read - C(subset) (the subsets, in reading order), C(sysfs_root), C(proc_root) (null unless
-          C(bonding) was read) and C(nvidia_smi) (the path used, null when not found or not read).
-        - A role that needs subset C(pci) from root C(/) can skip its own call when C(pci) is in C(subset) and
-          C(sysfs_root) is C(/).
+          C(bonding) was read), C(nvidia_smi) (the path used, null when not found or not read) and C(epoch) (the
+          host's time of the call, seconds since 1970, as C(ansible_facts.date_time.epoch)).
+        - The filter C(gpufleet.cluster.node_facts_missing) tells from it whether a role must read again - the
+          subsets it needs not read, read from another root, or read before the play's fact gathering.
       returned: always
       type: dict
-      sample: {subset: [pci, infiniband, gpu, firmware], sysfs_root: /, proc_root: null, nvidia_smi: /usr/bin/nvidia-smi}
+      sample: {subset: [pci, infiniband, gpu, firmware], sysfs_root: /, proc_root: null, nvidia_smi: /usr/bin/nvidia-smi,
+               epoch: 1795689600}
     pci:
       description:
         - PCI devices and a summary, as M(gpufleet.cluster.pci_facts) returns them - C(devices) keyed by PCI address

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import time
 
 import pytest
 
@@ -71,6 +72,7 @@ def test_one_call_equals_the_five_modules(node, run_module):
     assert sorted(facts['infiniband']) == ['mlx5_0', 'mlx5_1'] and sorted(facts['firmware']['hca']) == ['mlx5_0', 'mlx5_1']
     assert facts['nvidia_gpu']['count'] == 2 and facts['nvidia_gpu']['topology']['matrix']['GPU0']['mlx5_0'] == 'PHB'
     assert facts['bonding']['bond0']['degraded'] is True
+    assert abs(facts['node_facts'].pop('epoch') - time.time()) < 60
     assert facts['node_facts'] == {'subset': ['pci', 'infiniband', 'gpu', 'firmware', 'bonding'],
                                    'sysfs_root': params['sysfs_root'], 'proc_root': params['proc_root'],
                                    'nvidia_smi': params['nvidia_smi_path']}
