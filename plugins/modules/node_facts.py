@@ -169,7 +169,7 @@ EXAMPLES = r'''
 
 RETURN = r'''
 msg:
-  description: C(skipped: no GPU (nvidia-smi not found)) when the C(gpu) subset found no C(nvidia-smi).
+  description: "C(skipped: no GPU (nvidia-smi not found)) when the C(gpu) subset found no C(nvidia-smi)."
   returned: when the gpu subset found no nvidia-smi
   type: str
 ansible_facts:

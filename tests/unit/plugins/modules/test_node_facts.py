@@ -16,8 +16,8 @@ import time
 import pytest
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import fw_facts_engine, node_facts_engine
-from ansible_collections.gpufleet.cluster.plugins.modules import (bond_facts, fw_facts, gpu_facts, ib_port_facts,
-                                                                   node_facts, pci_facts)
+from ansible_collections.gpufleet.cluster.plugins.modules import bond_facts, fw_facts, gpu_facts, ib_port_facts
+from ansible_collections.gpufleet.cluster.plugins.modules import node_facts, pci_facts
 
 from .test_fw_facts import build_tree
 from .test_gpu_facts import DUAL_XML, TOPO_2GPU, fake_smi
