@@ -33,13 +33,18 @@ HOSTS = {
 
 
 def _verify_task(name):
-    plays = yaml.safe_load((REPO / 'playbooks' / 'verify.yml').read_text())
-    for play in plays:
-        for task in play.get('tasks', []):
-            for sub in [task] + task.get('always', []) + task.get('block', []):
-                if sub.get('name') == name:
-                    return sub
-    raise AssertionError('task %r not in playbooks/verify.yml' % name)
+    """A task of verify.yml or of the report play it imports (playbooks/verify_report.yml), blocks included."""
+    def walk(tasks):
+        for task in tasks:
+            yield task
+            for key in ('block', 'rescue', 'always'):
+                yield from walk(task.get(key, []))
+    for pb in ('verify.yml', 'verify_report.yml'):
+        for play in yaml.safe_load((REPO / 'playbooks' / pb).read_text()):
+            for task in walk(play.get('tasks', [])):
+                if task.get('name') == name:
+                    return task
+    raise AssertionError('task %r not in playbooks/verify.yml or verify_report.yml' % name)
 
 
 @pytest.fixture(scope='module')

@@ -53,10 +53,12 @@ def _play(tmp, extra=None, check=False):
 
 
 def _site_report_play(tmp):
-    """PLAYBOOK plus verify.yml's own site report tasks after it (taken from playbooks/verify.yml, not copied)."""
-    plays = yaml.safe_load(open(os.path.join(REPO, 'playbooks', 'verify.yml')).read())
+    """PLAYBOOK plus verify.yml's own site report tasks after it (taken from playbooks/verify_report.yml, which
+    verify.yml imports, not copied)."""
+    plays = yaml.safe_load(open(os.path.join(REPO, 'playbooks', 'verify_report.yml')).read())
     (report_play,) = [p for p in plays if p.get('name') == 'Write the report']
-    tasks = dict((t['name'], t) for t in report_play['tasks'])
+    (unsliced,) = [t for t in report_play['tasks'] if t.get('name') == 'Write the reports']
+    tasks = dict((t['name'], t) for t in unsliced['block'])
     site_json, site_md = tasks['Write the JSON report'], tasks['Write the Markdown report']
     site_md['ansible.builtin.template']['src'] = os.path.join(REPO, 'playbooks', 'templates', 'report.md.j2')
     play = yaml.safe_load(PLAYBOOK)[0]
