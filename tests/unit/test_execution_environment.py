@@ -43,7 +43,7 @@ def _req_lines(path):
 def _pins():
     pins = {}
     for ln in _req_lines(REPO / 'requirements.txt'):
-        name, _, ver = ln.partition('==')
+        name, _sep, ver = ln.partition('==')
         pins[name.lower()] = ver
     return pins
 
