@@ -29,7 +29,7 @@ def job_slice(variables):
     """{'sliced', 'number', 'count'} from the slice extra vars in ``variables`` (hostvars of a host: extra vars included)."""
     if not isinstance(variables, Mapping):
         raise ValueError('job_slice needs a mapping of variables (hostvars[inventory_hostname]), got %s'
-                                 % type(variables).__name__)
+                         % type(variables).__name__)
     found = {}
     for key in ('count', 'number'):
         for prefix in PREFIXES:
@@ -47,11 +47,11 @@ def job_slice(variables):
         raise ValueError('%s must be 1 or more, got %d' % (found['count'][0], count))
     if number is None:
         raise ValueError('%s=%d says this run is one of %d slices, but awx_job_slice_number (or '
-                                 'tower_job_slice_number) is not set: the slice number is needed to keep the '
+                         'tower_job_slice_number) is not set: the slice number is needed to keep the '
                                  'slices\' results apart' % (found['count'][0], count, count))
     if not 1 <= number <= count:
         raise ValueError('%s must be between 1 and the slice count %d, got %d'
-                                 % (found.get('number', ('awx_job_slice_number',))[0], count, number))
+                         % (found.get('number', ('awx_job_slice_number',))[0], count, number))
     return {'sliced': count > 1, 'number': number, 'count': count}
 
 
@@ -67,7 +67,7 @@ def merge_slices(slices):
     """
     if not isinstance(slices, list) or not slices:
         raise ValueError('merge_slices: no slice results found (each slice of the job writes '
-                                 'slices/slice-<number>-of-<count>.json in the report directory)')
+                         'slices/slice-<number>-of-<count>.json in the report directory)')
     counts, numbers, nodes, owner = set(), {}, {}, {}
     fleet = {'hosts': {}, 'profiles': {}, 'items': []}
     for i, sl in enumerate(slices):
@@ -94,12 +94,12 @@ def merge_slices(slices):
                         fleet['items'].append(item)
     if len(counts) != 1:
         raise ValueError('merge_slices: the results are of different sliced jobs (slice counts %s): '
-                                 'keep one job\'s files in slices/' % ', '.join(str(c) for c in sorted(counts, key=str)))
+                         'keep one job\'s files in slices/' % ', '.join(str(c) for c in sorted(counts, key=str)))
     count = counts.pop()
     missing = [n for n in range(1, (count if isinstance(count, int) else 0) + 1) if n not in numbers]
     if missing:
         raise ValueError('merge_slices: slice(s) %s of %s did not report (no slice-<n>-of-%s.json): the merged '
-                                 'report would leave their nodes out' % (', '.join(map(str, missing)), count, count))
+                         'report would leave their nodes out' % (', '.join(map(str, missing)), count, count))
     return {'count': count, 'nodes': nodes, 'fleet': fleet}
 
 
@@ -108,7 +108,7 @@ def merge_slices_apply(nodes, fleet_deviations):
     failed - what node_facts_check records in an unsliced run."""
     if not isinstance(nodes, dict) or not isinstance(fleet_deviations, list):
         raise ValueError('merge_slices_apply needs merge_slices\' nodes (a dict) and fleet_compare\'s '
-                                 'deviations (a list)')
+                         'deviations (a list)')
     out = dict(nodes)
     for dev in fleet_deviations:
         node = out.get(dev.get('host')) if isinstance(dev, dict) else None
