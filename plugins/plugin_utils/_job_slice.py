@@ -48,7 +48,7 @@ def job_slice(variables):
     if number is None:
         raise ValueError('%s=%d says this run is one of %d slices, but awx_job_slice_number (or '
                          'tower_job_slice_number) is not set: the slice number is needed to keep the '
-                                 'slices\' results apart' % (found['count'][0], count, count))
+                         'slices\' results apart' % (found['count'][0], count, count))
     if not 1 <= number <= count:
         raise ValueError('%s must be between 1 and the slice count %d, got %d'
                          % (found.get('number', ('awx_job_slice_number',))[0], count, number))
