@@ -63,12 +63,13 @@ def merge_slices(slices):
     """One job's slice results (verify_report.yml's files) as one: every slice 1..count once, every node once.
 
     Returns ``{'count', 'nodes': {host: {'gpufleet_verify', 'acceptance_result'}}, 'fleet': {'hosts', 'profiles',
-    'items'}}`` (``fleet``: fleet_compare's input over every node whose slice compared versions).
+    'items'}, 'multinode'}`` (``fleet``: fleet_compare's input over every node whose slice compared versions;
+    ``multinode``: the acceptance role's multi-node record, every slice's hosts in it, or None).
     """
     if not isinstance(slices, list) or not slices:
         raise ValueError('merge_slices: no slice results found (each slice of the job writes '
                          'slices/slice-<number>-of-<count>.json in the report directory)')
-    counts, numbers, nodes, owner = set(), {}, {}, {}
+    counts, numbers, nodes, owner, multinode = set(), {}, {}, {}, None
     fleet = {'hosts': {}, 'profiles': {}, 'items': []}
     for i, sl in enumerate(slices):
         where = 'slice file %d' % (i + 1)
@@ -80,6 +81,14 @@ def merge_slices(slices):
         if number in numbers:
             raise _slice_problem(where, 'two results for the same slice (an earlier job\'s file left in slices/?)')
         numbers[number] = sl
+        # acceptance's multi-node record (skipped in a slice: slice_check refuses acceptance_multinode): the
+        # first slice's, with every slice's hosts that passed, as an unsliced run lists them
+        mn = sl.get('multinode')
+        if isinstance(mn, dict):
+            if multinode is None:
+                multinode = dict(mn, hosts=list(mn.get('hosts') or []))
+            else:
+                multinode['hosts'] += [h for h in mn.get('hosts') or [] if h not in multinode['hosts']]
         for host, node in sorted(sl['nodes'].items()):
             if host in owner:
                 raise _slice_problem(where, '%s is in slice %s too' % (host, owner[host]))
@@ -100,7 +109,9 @@ def merge_slices(slices):
     if missing:
         raise ValueError('merge_slices: slice(s) %s of %s did not report (no slice-<n>-of-%s.json): the merged '
                          'report would leave their nodes out' % (', '.join(map(str, missing)), count, count))
-    return {'count': count, 'nodes': nodes, 'fleet': fleet}
+    if multinode is not None:
+        multinode['hosts'] = sorted(multinode['hosts'])
+    return {'count': count, 'nodes': nodes, 'fleet': fleet, 'multinode': multinode}
 
 
 def merge_slices_apply(nodes, fleet_deviations):

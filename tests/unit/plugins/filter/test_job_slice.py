@@ -71,3 +71,12 @@ def test_merge_refuses_incomplete_or_mixed_results(slices, words):
         merge_slices(slices)
     for w in words:
         assert w in str(err.value)
+
+
+def test_merge_keeps_the_multinode_record_with_every_slice_hosts():
+    a, b = _slice(1, 2, {'n1': '1'}), _slice(2, 2, {'n2': '1'})
+    rec = {'status': 'skipped', 'message': 'skipped: acceptance_multinode is false', 'launcher': 'mpirun', 'figure': None,
+           'threshold': None, 'threshold_origin': 'none', 'unit': 'GB/s'}
+    a['multinode'], b['multinode'] = dict(rec, hosts=['n1']), dict(rec, hosts=['n2'])
+    assert merge_slices([b, a])['multinode'] == dict(rec, hosts=['n1', 'n2'])
+    assert merge_slices([_slice(1, 1, {'n1': '1'})])['multinode'] is None
