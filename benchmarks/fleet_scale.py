@@ -1,0 +1,429 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Push mode at fleet scale: what one controller pays per host for a converged site.yml and a drift check.
+
+For each size N (--sizes, default 4 8 16) the lab holds N throwaway hosts scale-01..scale-N (scripts/lab,
+10.254.77.200-219, odd numbers bookworm, even trixie), in an inventory written to a temp dir with the groups of
+inventories/lab (gpu_nodes > profile_lab_cpu) and a copy of its group_vars, so the same roles run. Sizes grow
+in place: the hosts of the smaller size stay and only the new ones are brought up and converged. Per size:
+
+  converge   ansible-playbook site.yml (the new hosts only, --limit): reported, not the measured figure
+  site       ansible-playbook site.yml on the converged hosts (all N)
+  drift      ansible-playbook playbooks/drift.yml --check (GPUFLEET_DRIFT_DIR in the temp dir)
+
+Measured per run: wall; controller CPU-s = user+sys of the whole ansible-playbook process tree (RUSAGE_CHILDREN
+deltas; this process is made a child subreaper and ends the run's ssh ControlMasters, which live in a control
+path directory of the run's own, so their CPU is counted too); host-tasks per host from the PLAY RECAP (reached
+= ok (which includes changed) + failed + unreachable, skipped, total = reached + skipped; mean over hosts); the
+load average before and after. Then a projection from the controller CPU-s per host of the largest size: nodes
+per controller core for a 10 / 30 / 60 min run and the controller CPU-hours of a 1,000- and 10,000-node run.
+The lab hosts share this machine's cores with the controller: walls are upper bounds, the per-host controller
+CPU is the figure that projects.
+
+  --ref GITREF   the same measurement on 4 hosts for another commit too (a git worktree in a temp dir, the
+                 collection linked into its .ansible/collections as scripts/setup does), converged with that
+                 commit's site.yml first: before/after in one command, on the same hosts, same run.
+  --mitogen      also run site.yml and drift.yml on 4 hosts with Mitogen's strategy (mitogen_linear). Optional:
+                 mitogen (PyPI) is not a dependency of the collection; install it into the controller's venv
+                 or put it on PYTHONPATH. Without it the run says so and skips these rows.
+
+Serialised with flock on /work/locks/scale.lock (GPUFLEET_SCALE_LOCK); the hosts are taken down at the end.
+Results: build/fleet-scale/results.json and one log per run in build/fleet-scale/ (--out).
+
+Usage (root): .venv/bin/python benchmarks/fleet_scale.py [--sizes 4 8 16] [--ref 9a76c0b] [--mitogen] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import fcntl
+import glob
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+LAB = REPO / 'scripts' / 'lab'
+PREFIX = 'scale-'
+BASE_IP = 200  # 10.254.77.200-219: this benchmark's addresses (docs/lab.md)
+MAX_HOSTS = 20
+RECAP = re.compile(r'^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)\s+'
+                   r'skipped=(\d+)\s+rescued=(\d+)\s+ignored=(\d+)')
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def log(msg):
+    print('fleet_scale: %s' % msg, flush=True)
+
+
+def host_name(i):
+    return '%s%02d' % (PREFIX, i)
+
+
+def host_spec(i):
+    return {'ansible_host': '10.254.77.%d' % (BASE_IP + i - 1),
+            'lab_distro': 'bookworm' if i % 2 else 'trixie',
+            'rack': 'lab-a' if i % 2 else 'lab-b'}
+
+
+def write_inventory(checkout, size, path):
+    """An inventory like inventories/lab (same groups, the checkout's group_vars) holding scale-01..size."""
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    shutil.copytree(checkout / 'inventories' / 'lab' / 'group_vars', path / 'group_vars')
+    hosts = {host_name(i): host_spec(i) for i in range(1, size + 1)}
+    inv = {'all': {'children': {'gpu_nodes': {'children': {'profile_lab_cpu': {'hosts': hosts}}}}}}
+    # JSON is YAML: no YAML library needed in this script
+    (path / 'hosts.yml').write_text('---\n# fleet_scale.py: %d throwaway lab hosts\n%s\n' % (size, json.dumps(inv, indent=2)))
+    return path
+
+
+def set_subreaper():
+    """Orphaned descendants (ssh ControlMasters that daemonise) become ours, so their CPU is counted."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def reap_orphans(timeout=10.0):
+    """Wait for every remaining child (reparented ControlMasters); their rusage joins RUSAGE_CHILDREN."""
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            pid, dummy = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return True
+        if pid == 0:
+            if time.monotonic() > end:
+                return False
+            time.sleep(0.05)
+
+
+def run_tree(argv, cwd, env, logf, cp_dir):
+    """Run argv in a forked child that is a child subreaper: when the playbook has ended, the child ends the
+    run's ssh ControlMasters and waits for every orphan, so RUSAGE_CHILDREN of this process then holds the CPU
+    of the whole tree (the forked child's own share is a few milliseconds). Returns (rc, all reaped)."""
+    flag = logf.with_suffix('.reaped')
+    pid = os.fork()
+    if pid == 0:  # child
+        code = 125
+        try:
+            sub = set_subreaper()
+            with open(logf, 'a') as fh:
+                proc = subprocess.run(argv, cwd=str(cwd), env=env, stdout=fh, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL, check=False)
+            close_masters(cp_dir)
+            flag.write_text('yes' if reap_orphans() and sub else 'no')
+            code = proc.returncode if 0 <= proc.returncode < 125 else 124
+        finally:
+            os._exit(code)
+    dummy, status = os.waitpid(pid, 0)
+    reaped = flag.exists() and flag.read_text() == 'yes'
+    if flag.exists():
+        flag.unlink()
+    return os.waitstatus_to_exitcode(status), reaped
+
+
+def close_masters(cp_dir):
+    for sock in glob.glob(os.path.join(cp_dir, '*')):
+        subprocess.run(['ssh', '-o', 'ControlPath=%s' % sock, '-O', 'exit', 'ignored'],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+
+
+def parse_recap(text):
+    hosts = {}
+    in_recap = False
+    for line in text.splitlines():
+        if line.startswith('PLAY RECAP'):
+            in_recap, hosts = True, {}  # the last recap counts
+            continue
+        m = RECAP.match(line.strip()) if in_recap else None
+        if m:
+            ok, changed, unreach, failed, skipped = (int(m.group(k)) for k in range(2, 7))
+            hosts[m.group(1)] = {'ok': ok, 'changed': changed, 'unreachable': unreach, 'failed': failed,
+                                 'skipped': skipped, 'reached': ok + failed + unreach}
+    return hosts
+
+
+class Runner:
+    def __init__(self, args, work):
+        self.args = args
+        self.work = work
+        self.out = Path(args.out)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.venv_bin = Path(args.venv) / 'bin'
+        self.results = {'started': time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime()),
+                        'commit': git(REPO, 'rev-parse', '--short', 'HEAD'),
+                        'ansible_core': ansible_version(self.venv_bin),
+                        'cpus': os.cpu_count(), 'forks': args.forks, 'runs': []}
+        self.failed = False
+
+    def save(self):
+        (self.out / 'results.json').write_text(json.dumps(self.results, indent=2) + '\n')
+
+    def playbook(self, label, checkout, inv, playbook, extra=(), env=None, measured=True, size=0, hosts=0):
+        """Run one ansible-playbook; return its row (wall, CPU, host-tasks)."""
+        cp_dir = tempfile.mkdtemp(prefix='cp-', dir=self.work)
+        drift_dir = tempfile.mkdtemp(prefix='drift-', dir=self.work)
+        e = dict(os.environ)
+        e.update({'PATH': '%s:%s' % (self.venv_bin, e.get('PATH', '')),
+                  'ANSIBLE_CONFIG': str(checkout / 'ansible.cfg'),
+                  'ANSIBLE_FORKS': str(self.args.forks),
+                  'ANSIBLE_SSH_CONTROL_PATH_DIR': cp_dir,
+                  'ANSIBLE_NOCOLOR': '1',
+                  'GPUFLEET_DRIFT_DIR': drift_dir})
+        e.update(env or {})
+        argv = [str(self.venv_bin / 'ansible-playbook'), '-i', str(inv), playbook] + list(extra)
+        logf = self.out / ('%02d-%s.log' % (len(self.results['runs']) + 1, label))
+        with open(logf, 'w') as fh:
+            fh.write('# %s\n# cwd %s\n' % (' '.join(argv), checkout))
+        load0 = os.getloadavg()
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.monotonic()
+        rc, reaped = run_tree(argv, checkout, e, logf, cp_dir)
+        wall = time.monotonic() - t0
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        load1 = os.getloadavg()
+        cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+        recap = parse_recap(logf.read_text(errors='replace'))
+        n = len(recap) or 1
+        row = {'label': label, 'playbook': playbook, 'args': list(extra), 'size': size, 'measured': measured,
+               'rc': rc, 'wall_s': round(wall, 1), 'cpu_s': round(cpu, 1),
+               'cpu_s_per_host': round(cpu / (hosts or n), 2), 'hosts': hosts or len(recap),
+               'recap_hosts': len(recap),
+               'reached': round(sum(h['reached'] for h in recap.values()) / n, 1),
+               'skipped': round(sum(h['skipped'] for h in recap.values()) / n, 1),
+               'changed': sum(h['changed'] for h in recap.values()),
+               'failed': sum(h['failed'] + h['unreachable'] for h in recap.values()),
+               'load_before': round(load0[0], 1), 'load_after': round(load1[0], 1),
+               'masters_reaped': reaped, 'log': str(logf)}
+        row['host_tasks'] = round(row['reached'] + row['skipped'], 1)
+        ok_rc = (0, 2) if 'drift' in playbook else (0,)
+        row['ok'] = rc in ok_rc and len(recap) == row['hosts'] and row['failed'] == 0
+        if not row['ok']:
+            self.failed = True
+            tail = logf.read_text(errors='replace').splitlines()[-25:]
+            log('%s FAILED (rc %d, %d of %d hosts in the recap); the log ends:\n    %s'
+                % (label, rc, len(recap), row['hosts'], '\n    '.join(tail)))
+        log('%-26s rc=%d wall %6.1f s  CPU %6.1f s (%5.2f/host)  host-tasks %5.1f (%5.1f reached, %5.1f skipped)'
+            '  changed %d  load %.1f->%.1f'
+            % (label, rc, wall, cpu, row['cpu_s_per_host'], row['host_tasks'], row['reached'],
+               row['skipped'], row['changed'], load0[0], load1[0]))
+        self.results['runs'].append(row)
+        self.save()
+        shutil.rmtree(cp_dir, ignore_errors=True)
+        return row
+
+    def measure(self, tag, checkout, size, env=None):
+        inv = write_inventory(checkout, size, self.work / ('inv-%s-%d' % (tag, size)))
+        self.playbook('%s-site-%d' % (tag, size), checkout, inv, 'site.yml', env=env, size=size, hosts=size)
+        self.playbook('%s-drift-%d' % (tag, size), checkout, inv, 'playbooks/drift.yml', ['--check'], env=env,
+                      size=size, hosts=size)
+
+    def converge(self, tag, checkout, size, first):
+        inv = write_inventory(checkout, size, self.work / ('inv-%s-%d' % (tag, size)))
+        limit = ','.join(host_name(i) for i in range(first, size + 1))
+        self.playbook('%s-converge-%d' % (tag, size), checkout, inv, 'site.yml', ['--limit', limit],
+                      measured=False, size=size, hosts=size - first + 1)
+
+
+def git(cwd, *argv):
+    return subprocess.run(['git', '-C', str(cwd)] + list(argv), capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def ansible_version(venv_bin):
+    res = subprocess.run([str(venv_bin / 'python'), '-c', 'import ansible.release as r; print(r.__version__)'],
+                         capture_output=True, text=True, check=False)
+    return res.stdout.strip() or 'unknown'
+
+
+def lab(*argv):
+    res = subprocess.run([sys.executable, str(LAB)] + list(argv), capture_output=True, text=True, check=False)
+    if res.returncode:
+        sys.exit('fleet_scale: scripts/lab %s failed (rc %d): %s' % (' '.join(argv), res.returncode,
+                                                                     (res.stderr or res.stdout).strip()[-800:]))
+    return res.stdout
+
+
+def hosts_up(first, last, work):
+    inv = write_inventory(REPO, last, work / 'inv-lab')
+    lab('up', '-i', str(inv))
+    log('hosts %s..%s up' % (host_name(first), host_name(last)))
+
+
+def hosts_down(last):
+    subprocess.run([sys.executable, str(LAB), 'down'] + [host_name(i) for i in range(1, last + 1)],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+
+
+def ref_worktree(ref, work):
+    """A worktree of REF with the collection linked where its ansible.cfg looks (as scripts/setup does)."""
+    path = work / 'ref'
+    subprocess.run(['git', '-C', str(REPO), 'worktree', 'add', '--detach', str(path), ref],
+                   capture_output=True, text=True, check=True)
+    coll = path / '.ansible' / 'collections' / 'ansible_collections' / 'gpufleet'
+    coll.mkdir(parents=True)
+    (coll / 'cluster').symlink_to(path)
+    return path
+
+
+def mitogen_env(venv_bin, path=None):
+    """Environment for Mitogen's strategy, or (None, why not)."""
+    extra = {'PYTHONPATH': path} if path else {}
+    code = ('import os, ansible_mitogen, mitogen; '
+            'print(os.path.dirname(ansible_mitogen.__file__)); print(".".join(map(str, mitogen.__version__)))')
+    res = subprocess.run([str(venv_bin / 'python'), '-c', code], capture_output=True, text=True, check=False,
+                         env=dict(os.environ, **extra))
+    if res.returncode:
+        return None, ('mitogen is not importable by %s (it is optional: pip install mitogen into the controller '
+                      'venv, or put it on PYTHONPATH)' % (venv_bin / 'python'))
+    version = res.stdout.split()[1]
+    plugins = res.stdout.split()[0]
+    extra.update({'ANSIBLE_STRATEGY_PLUGINS': os.path.join(plugins, 'plugins', 'strategy'),
+                  'ANSIBLE_STRATEGY': 'mitogen_linear'})
+    return extra, 'mitogen %s (%s)' % (version, plugins)
+
+
+def table(runs):
+    head = ('| run | hosts | wall s | ctl CPU s | CPU s/host | host-tasks/host | reached | skipped | changed | rc |'
+            ' load before->after |')
+    lines = [head, '|' + '---|' * 11]
+    for r in runs:
+        lines.append('| %s%s | %d | %.1f | %.1f | %.2f | %.1f | %.1f | %.1f | %d | %d%s | %.1f->%.1f |'
+                     % (r['label'], '' if r['measured'] else ' (not measured)', r['hosts'], r['wall_s'], r['cpu_s'],
+                        r['cpu_s_per_host'], r['host_tasks'], r['reached'], r['skipped'], r['changed'], r['rc'],
+                        '' if r['ok'] else ' FAILED', r['load_before'], r['load_after']))
+    return '\n'.join(lines)
+
+
+def projection(runs):
+    lines = []
+    for kind in ('site', 'drift'):
+        rows = [r for r in runs if r['label'].startswith('head-%s-' % kind) and r['ok']]
+        if not rows:
+            lines.append('%s: no successful measurement - no projection' % kind)
+            continue
+        r = max(rows, key=lambda x: x['size'])
+        per = r['cpu_s_per_host']
+        if per <= 0:
+            lines.append('%s: CPU per host is 0 - the measurement is broken, no projection' % kind)
+            continue
+        cores = ', '.join('%d min: %d nodes' % (m, int(m * 60 / per)) for m in (10, 30, 60))
+        lines.append('%s (%d hosts, %.2f controller CPU-s/host): nodes per controller core for a run of %s; '
+                     'controller CPU-hours: 1,000 nodes %.1f, 10,000 nodes %.1f'
+                     % (kind, r['size'], per, cores, per * 1000 / 3600, per * 10000 / 3600))
+    lines.append('The lab hosts run on the same %s cores as the controller: walls are upper bounds; the controller '
+                 'CPU-s per host is the figure that projects.' % os.cpu_count())
+    return '\n'.join(lines)
+
+
+def uptime():
+    return subprocess.run(['uptime'], capture_output=True, text=True, check=False).stdout.strip()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--sizes', type=int, nargs='+', default=[4, 8, 16])
+    ap.add_argument('--ref', help='also measure this git ref on 4 hosts (before/after, same run)')
+    ap.add_argument('--mitogen', action='store_true', help="also run 4 hosts with Mitogen's strategy (optional)")
+    ap.add_argument('--mitogen-path', metavar='DIR', help='a directory holding ansible_mitogen and mitogen '
+                    '(e.g. an unpacked wheel), put on PYTHONPATH for the Mitogen runs only')
+    ap.add_argument('--forks', type=int, default=0, help='ANSIBLE_FORKS (default: the largest size)')
+    ap.add_argument('--venv', default=str(REPO / '.venv'))
+    ap.add_argument('--out', default=str(REPO / 'build' / 'fleet-scale'))
+    ap.add_argument('--keep', action='store_true', help='leave the hosts up at the end')
+    ap.add_argument('--report', metavar='RESULTS_JSON', help='only print the table of an earlier run')
+    args = ap.parse_args()
+    if args.report:
+        print_report(json.loads(Path(args.report).read_text()))
+        return 0
+    sizes = sorted(set(args.sizes))
+    if not sizes or sizes[0] < 1 or sizes[-1] > MAX_HOSTS:
+        ap.error('--sizes: between 1 and %d hosts (the addresses 10.254.77.%d-%d are this benchmark\'s)'
+                 % (MAX_HOSTS, BASE_IP, BASE_IP + MAX_HOSTS - 1))
+    if (args.ref or args.mitogen) and sizes[0] < 4:
+        ap.error('--ref and --mitogen measure 4 hosts: --sizes must start at 4 or more')
+    args.forks = args.forks or max(sizes[-1], 4)
+    if os.geteuid() != 0:
+        sys.exit('fleet_scale: run as root (scripts/lab makes the hosts)')
+    if not (Path(args.venv) / 'bin' / 'ansible-playbook').exists():
+        sys.exit('fleet_scale: no ansible-playbook in %s (run scripts/setup)' % args.venv)
+
+    lockpath = os.environ.get('GPUFLEET_SCALE_LOCK', '/work/locks/scale.lock')
+    os.makedirs(os.path.dirname(lockpath), exist_ok=True)
+    lock = open(lockpath, 'w')
+    log('waiting for %s' % lockpath)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+
+    work = Path(tempfile.mkdtemp(prefix='gpufleet-scale-'))
+    runner = Runner(args, work)
+    runner.results['uptime_before'] = uptime()
+    log('commit %s, ansible-core %s, %d cores, forks %d; %s'
+        % (runner.results['commit'], runner.results['ansible_core'], os.cpu_count(), args.forks,
+           runner.results['uptime_before']))
+    ref = None
+    last = 0
+    try:
+        subprocess.run([sys.executable, str(LAB), 'net'], check=True, stdout=subprocess.DEVNULL)
+        for cmd in (['build'], ['start']):
+            subprocess.run([sys.executable, str(REPO / 'scripts' / 'localrepo')] + cmd, check=True,
+                           stdout=subprocess.DEVNULL)
+        for size in sizes:
+            hosts_up(last + 1, size, work)
+            first, last = last + 1, size
+            if size == sizes[0] and args.ref:
+                ref = ref_worktree(args.ref, work)
+                runner.results['ref'] = git(ref, 'rev-parse', '--short', 'HEAD')
+                runner.converge('ref', ref, 4, 1)
+                runner.measure('ref', ref, 4)
+                first = 1  # converge all again with this checkout
+            runner.converge('head', REPO, size, first)
+            runner.measure('head', REPO, size)
+        if args.mitogen:
+            env, why = mitogen_env(runner.venv_bin, args.mitogen_path)
+            runner.results['mitogen'] = why
+            log(why)
+            if env:
+                runner.measure('mitogen', REPO, 4, env=env)
+    finally:
+        runner.results['uptime_after'] = uptime()
+        runner.save()
+        if not args.keep and last:
+            hosts_down(last)
+        if ref:
+            subprocess.run(['git', '-C', str(REPO), 'worktree', 'remove', '--force', str(ref)],
+                           capture_output=True, check=False)
+        shutil.rmtree(work, ignore_errors=True)
+
+    print_report(runner.results)
+    return 1 if runner.failed else 0
+
+
+def print_report(res):
+    print()
+    print('fleet_scale: commit %s%s, ansible-core %s, %s, %s cores, forks %d'
+          % (res['commit'], ', ref %s' % res['ref'] if 'ref' in res else '', res['ansible_core'],
+             res['started'], res['cpus'], res['forks']))
+    print('before: %s\nafter:  %s' % (res['uptime_before'], res.get('uptime_after', '-')))
+    if 'mitogen' in res:
+        print('mitogen: %s' % res['mitogen'])
+    print(table(res['runs']))
+    print()
+    print(projection(res['runs']))
+
+
+if __name__ == '__main__':
+    sys.exit(main())
