@@ -157,6 +157,29 @@ def parse_recap(text):
     return hosts
 
 
+def add_tasks(row, text):
+    """Host-tasks per lab host from the log's PLAY RECAP (means over the lab hosts; the controller's own
+    tasks - localhost: reports written on the controller - are counted apart), and whether the run is good."""
+    recap = parse_recap(text)
+    lab = {k: v for k, v in recap.items() if k.startswith(PREFIX)}
+    n = len(lab) or 1
+    ctl = recap.get('localhost', {})
+    row.update({'recap_hosts': len(lab),
+                'reached': round(sum(h['reached'] for h in lab.values()) / n, 1),
+                'skipped': round(sum(h['skipped'] for h in lab.values()) / n, 1),
+                'changed': sum(h['changed'] for h in lab.values()),
+                'failed': sum(h['failed'] + h['unreachable'] for h in recap.values()),
+                'controller_tasks': ctl.get('reached', 0) + ctl.get('skipped', 0),
+                'controller_changed': ctl.get('changed', 0)})
+    row['host_tasks'] = round(row['reached'] + row['skipped'], 1)
+    if 'drift' in row['playbook']:  # the verdict of the last play (a converged fleet must have no drift)
+        m = re.search(r'^\s*msg: (no drift on \d+ node\(s\))', text, re.M)
+        row['verdict'] = m.group(1) if m else 'drift (rc %d)' % row['rc']
+    ok_rc = (0, 2) if 'drift' in row['playbook'] else (0,)
+    row['ok'] = row['rc'] in ok_rc and row['recap_hosts'] == row['hosts'] and row['failed'] == 0
+    return row
+
+
 class Runner:
     def __init__(self, args, work):
         self.args = args
@@ -197,26 +220,16 @@ class Runner:
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         load1 = os.getloadavg()
         cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-        recap = parse_recap(logf.read_text(errors='replace'))
-        n = len(recap) or 1
         row = {'label': label, 'playbook': playbook, 'args': list(extra), 'size': size, 'measured': measured,
-               'rc': rc, 'wall_s': round(wall, 1), 'cpu_s': round(cpu, 1),
-               'cpu_s_per_host': round(cpu / (hosts or n), 2), 'hosts': hosts or len(recap),
-               'recap_hosts': len(recap),
-               'reached': round(sum(h['reached'] for h in recap.values()) / n, 1),
-               'skipped': round(sum(h['skipped'] for h in recap.values()) / n, 1),
-               'changed': sum(h['changed'] for h in recap.values()),
-               'failed': sum(h['failed'] + h['unreachable'] for h in recap.values()),
-               'load_before': round(load0[0], 1), 'load_after': round(load1[0], 1),
-               'masters_reaped': reaped, 'log': str(logf)}
-        row['host_tasks'] = round(row['reached'] + row['skipped'], 1)
-        ok_rc = (0, 2) if 'drift' in playbook else (0,)
-        row['ok'] = rc in ok_rc and len(recap) == row['hosts'] and row['failed'] == 0
+               'rc': rc, 'wall_s': round(wall, 1), 'cpu_s': round(cpu, 1), 'hosts': hosts,
+               'cpu_s_per_host': round(cpu / hosts, 2), 'load_before': round(load0[0], 1),
+               'load_after': round(load1[0], 1), 'masters_reaped': reaped, 'log': str(logf)}
+        add_tasks(row, logf.read_text(errors='replace'))
         if not row['ok']:
             self.failed = True
             tail = logf.read_text(errors='replace').splitlines()[-25:]
             log('%s FAILED (rc %d, %d of %d hosts in the recap); the log ends:\n    %s'
-                % (label, rc, len(recap), row['hosts'], '\n    '.join(tail)))
+                % (label, rc, row['recap_hosts'], row['hosts'], '\n    '.join(tail)))
         log('%-26s rc=%d wall %6.1f s  CPU %6.1f s (%5.2f/host)  host-tasks %5.1f (%5.1f reached, %5.1f skipped)'
             '  changed %d  load %.1f->%.1f'
             % (label, rc, wall, cpu, row['cpu_s_per_host'], row['host_tasks'], row['reached'],
@@ -298,14 +311,16 @@ def mitogen_env(venv_bin, path=None):
 
 
 def table(runs):
-    head = ('| run | hosts | wall s | ctl CPU s | CPU s/host | host-tasks/host | reached | skipped | changed | rc |'
-            ' load before->after |')
-    lines = [head, '|' + '---|' * 11]
+    head = ('| run | hosts | wall s | ctl CPU s | CPU s/host | host-tasks/host | reached | skipped | changed |'
+            ' localhost tasks | rc | load before->after |')
+    lines = [head, '|' + '---|' * 12]
     for r in runs:
-        lines.append('| %s%s | %d | %.1f | %.1f | %.2f | %.1f | %.1f | %.1f | %d | %d%s | %.1f->%.1f |'
-                     % (r['label'], '' if r['measured'] else ' (not measured)', r['hosts'], r['wall_s'], r['cpu_s'],
-                        r['cpu_s_per_host'], r['host_tasks'], r['reached'], r['skipped'], r['changed'], r['rc'],
-                        '' if r['ok'] else ' FAILED', r['load_before'], r['load_after']))
+        lines.append('| %s%s%s | %d | %.1f | %.1f | %.2f | %.1f | %.1f | %.1f | %d | %d | %d%s | %.1f->%.1f |'
+                     % (r['label'], '' if r['measured'] else ' (not measured)',
+                        ' (%s)' % r['verdict'] if 'verdict' in r else '', r['hosts'], r['wall_s'], r['cpu_s'],
+                        r['cpu_s_per_host'], r['host_tasks'], r['reached'], r['skipped'], r['changed'],
+                        r.get('controller_tasks', 0), r['rc'], '' if r['ok'] else ' FAILED', r['load_before'],
+                        r['load_after']))
     return '\n'.join(lines)
 
 
@@ -347,8 +362,12 @@ def main():
     ap.add_argument('--keep', action='store_true', help='leave the hosts up at the end')
     ap.add_argument('--report', metavar='RESULTS_JSON', help='only print the table of an earlier run')
     args = ap.parse_args()
-    if args.report:
-        print_report(json.loads(Path(args.report).read_text()))
+    if args.report:  # the host-task figures are read again from the logs, where they are kept
+        res = json.loads(Path(args.report).read_text())
+        for row in res['runs']:
+            if os.path.exists(row['log']):
+                add_tasks(row, Path(row['log']).read_text(errors='replace'))
+        print_report(res)
         return 0
     sizes = sorted(set(args.sizes))
     if not sizes or sizes[0] < 1 or sizes[-1] > MAX_HOSTS:
