@@ -21,12 +21,16 @@ per controller core for a 10 / 30 / 60 min run and the controller CPU-hours of a
 The lab hosts share this machine's cores with the controller: walls are upper bounds, the per-host controller
 CPU is the figure that projects.
 
-  --ref GITREF   the same measurement on 4 hosts for another commit too (a git worktree in a temp dir, the
-                 collection linked into its .ansible/collections as scripts/setup does), converged with that
-                 commit's site.yml first: before/after in one command, on the same hosts, same run.
+The measured code is a git worktree of HEAD in a temp dir (commit first), with the collection linked into its
+.ansible/collections as scripts/setup does: a pull into the checkout during the run changes nothing under it.
+
+  --ref GITREF   the same measurement on 4 hosts for another commit too (a worktree likewise), last: scale-01..04
+                 converged with that commit's site.yml, then measured - before/after in one command, same hosts.
   --mitogen      also run site.yml and drift.yml on 4 hosts with Mitogen's strategy (mitogen_linear). Optional:
                  mitogen (PyPI) is not a dependency of the collection; install it into the controller's venv
-                 or put it on PYTHONPATH. Without it the run says so and skips these rows.
+                 or put it on PYTHONPATH (--mitogen-path). Without it the run says so and skips these rows.
+  --until HH:MM  (UTC) start no step estimated to end later (the last wall of its kind, per host, times its
+                 hosts); a converge not run ends the sizes. For shared machines with a quiet window.
 
 Serialised with flock on /work/locks/scale.lock (GPUFLEET_SCALE_LOCK); the hosts are taken down at the end.
 Results: build/fleet-scale/results.json and one log per run in build/fleet-scale/ (--out).
@@ -45,6 +49,7 @@ import os
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -122,14 +127,21 @@ def run_tree(argv, cwd, env, logf, cp_dir):
         try:
             sub = set_subreaper()
             with open(logf, 'a') as fh:
-                proc = subprocess.run(argv, cwd=str(cwd), env=env, stdout=fh, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL, check=False)
+                proc = subprocess.Popen(argv, cwd=str(cwd), env=env, stdout=fh, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL)
+            signal.signal(signal.SIGTERM, lambda signum, frame: proc.terminate())
+            proc.wait()
             close_masters(cp_dir)
             flag.write_text('yes' if reap_orphans() and sub else 'no')
             code = proc.returncode if 0 <= proc.returncode < 125 else 124
         finally:
             os._exit(code)
-    dummy, status = os.waitpid(pid, 0)
+    try:
+        dummy, status = os.waitpid(pid, 0)
+    except SystemExit:  # SIGTERM: end the playbook, then the child, before the hosts go down
+        os.kill(pid, signal.SIGTERM)
+        os.waitpid(pid, 0)
+        raise
     reaped = flag.exists() and flag.read_text() == 'yes'
     if flag.exists():
         flag.unlink()
@@ -197,7 +209,17 @@ class Runner:
         (self.out / 'results.json').write_text(json.dumps(self.results, indent=2) + '\n')
 
     def playbook(self, label, checkout, inv, playbook, extra=(), env=None, measured=True, size=0, hosts=0):
-        """Run one ansible-playbook; return its row (wall, CPU, host-tasks)."""
+        """Run one ansible-playbook; return its row (wall, CPU, host-tasks), or None when --until says no."""
+        if self.args.until:
+            # estimated from the last run of the same playbook and kind, scaled by the number of hosts
+            same = [r for r in self.results['runs'] if r['playbook'] == playbook and r['measured'] == measured]
+            est = same[-1]['wall_s'] / same[-1]['hosts'] * hosts if same else 0.0
+            left = self.args.until - time.time()
+            if est > left:
+                log('%s not run: about %.0f s estimated, %.0f s left before --until' % (label, est, max(left, 0)))
+                self.results.setdefault('not_run', []).append(label)
+                self.save()
+                return None
         cp_dir = tempfile.mkdtemp(prefix='cp-', dir=self.work)
         drift_dir = tempfile.mkdtemp(prefix='drift-', dir=self.work)
         e = dict(os.environ)
@@ -248,8 +270,8 @@ class Runner:
     def converge(self, tag, checkout, size, first):
         inv = write_inventory(checkout, size, self.work / ('inv-%s-%d' % (tag, size)))
         limit = ','.join(host_name(i) for i in range(first, size + 1))
-        self.playbook('%s-converge-%d' % (tag, size), checkout, inv, 'site.yml', ['--limit', limit],
-                      measured=False, size=size, hosts=size - first + 1)
+        return self.playbook('%s-converge-%d' % (tag, size), checkout, inv, 'site.yml', ['--limit', limit],
+                             measured=False, size=size, hosts=size - first + 1)
 
 
 def git(cwd, *argv):
@@ -282,9 +304,12 @@ def hosts_down(last):
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
 
 
-def ref_worktree(ref, work):
+def on_sigterm(signum, frame):
+    raise SystemExit('fleet_scale: terminated (signal %d); taking the hosts down' % signum)
+
+
+def worktree(ref, path):
     """A worktree of REF with the collection linked where its ansible.cfg looks (as scripts/setup does)."""
-    path = work / 'ref'
     subprocess.run(['git', '-C', str(REPO), 'worktree', 'add', '--detach', str(path), ref],
                    capture_output=True, text=True, check=True)
     coll = path / '.ansible' / 'collections' / 'ansible_collections' / 'gpufleet'
@@ -360,6 +385,8 @@ def main():
     ap.add_argument('--venv', default=str(REPO / '.venv'))
     ap.add_argument('--out', default=str(REPO / 'build' / 'fleet-scale'))
     ap.add_argument('--keep', action='store_true', help='leave the hosts up at the end')
+    ap.add_argument('--until', metavar='HH:MM', help='UTC time by which the last playbook must have ended: a step '
+                    'estimated to end later (from the last wall of its kind per host) is not started')
     ap.add_argument('--report', metavar='RESULTS_JSON', help='only print the table of an earlier run')
     args = ap.parse_args()
     if args.report:  # the host-task figures are read again from the logs, where they are kept
@@ -376,6 +403,13 @@ def main():
     if (args.ref or args.mitogen) and sizes[0] < 4:
         ap.error('--ref and --mitogen measure 4 hosts: --sizes must start at 4 or more')
     args.forks = args.forks or max(sizes[-1], 4)
+    if args.until:
+        try:
+            hh, mm = (int(x) for x in args.until.split(':'))
+            now = time.gmtime()
+            args.until = time.time() + ((hh * 60 + mm) - (now.tm_hour * 60 + now.tm_min)) * 60 - now.tm_sec
+        except ValueError:
+            ap.error('--until: HH:MM in UTC, e.g. 12:25')
     if os.geteuid() != 0:
         sys.exit('fleet_scale: run as root (scripts/lab makes the hosts)')
     if not (Path(args.venv) / 'bin' / 'ansible-playbook').exists():
@@ -393,37 +427,41 @@ def main():
     log('commit %s, ansible-core %s, %d cores, forks %d; %s'
         % (runner.results['commit'], runner.results['ansible_core'], os.cpu_count(), args.forks,
            runner.results['uptime_before']))
-    ref = None
+    trees = []
     last = 0
+    signal.signal(signal.SIGTERM, on_sigterm)
     try:
         subprocess.run([sys.executable, str(LAB), 'net'], check=True, stdout=subprocess.DEVNULL)
         for cmd in (['build'], ['start']):
             subprocess.run([sys.executable, str(REPO / 'scripts' / 'localrepo')] + cmd, check=True,
                            stdout=subprocess.DEVNULL)
+        # the measured code is a worktree of the commit, not the live checkout (a pull during the run
+        # would change the roles under a running playbook)
+        trees.append(worktree(runner.results['commit'], work / 'head'))
         for size in sizes:
             hosts_up(last + 1, size, work)
             first, last = last + 1, size
-            if size == sizes[0] and args.ref:
-                ref = ref_worktree(args.ref, work)
-                runner.results['ref'] = git(ref, 'rev-parse', '--short', 'HEAD')
-                runner.converge('ref', ref, 4, 1)
-                runner.measure('ref', ref, 4)
-                first = 1  # converge all again with this checkout
-            runner.converge('head', REPO, size, first)
-            runner.measure('head', REPO, size)
-        if args.mitogen:
+            if runner.converge('head', trees[0], size, first) is None:
+                break
+            runner.measure('head', trees[0], size)
+        if args.mitogen:  # on the hosts the head converged
             env, why = mitogen_env(runner.venv_bin, args.mitogen_path)
             runner.results['mitogen'] = why
             log(why)
             if env:
-                runner.measure('mitogen', REPO, 4, env=env)
+                runner.measure('mitogen', trees[0], 4, env=env)
+        if args.ref:  # last: its converge takes scale-01..04 back to the ref's state
+            trees.append(worktree(args.ref, work / 'ref'))
+            runner.results['ref'] = git(trees[-1], 'rev-parse', '--short', 'HEAD')
+            if runner.converge('ref', trees[-1], 4, 1) is not None:
+                runner.measure('ref', trees[-1], 4)
     finally:
         runner.results['uptime_after'] = uptime()
         runner.save()
         if not args.keep and last:
             hosts_down(last)
-        if ref:
-            subprocess.run(['git', '-C', str(REPO), 'worktree', 'remove', '--force', str(ref)],
+        for tree in trees:
+            subprocess.run(['git', '-C', str(REPO), 'worktree', 'remove', '--force', str(tree)],
                            capture_output=True, check=False)
         shutil.rmtree(work, ignore_errors=True)
 
@@ -439,6 +477,8 @@ def print_report(res):
     print('before: %s\nafter:  %s' % (res['uptime_before'], res.get('uptime_after', '-')))
     if 'mitogen' in res:
         print('mitogen: %s' % res['mitogen'])
+    if res.get('not_run'):
+        print('not run (--until): %s' % ', '.join(res['not_run']))
     print(table(res['runs']))
     print()
     print(projection(res['runs']))
