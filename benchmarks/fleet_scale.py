@@ -293,7 +293,26 @@ def lab(*argv):
     return res.stdout
 
 
+def inotify_check(new_hosts):
+    """Every nspawn host's systemd holds inotify instances of root's (about 5 measured); past
+    fs.inotify.max_user_instances a booting host dies ('Too many open files') - and so do other users' lab hosts."""
+    path = '/proc/sys/fs/inotify/max_user_instances'
+    limit = int(Path(path).read_text())
+    used = 0
+    for fd in glob.glob('/proc/[0-9]*/fd/*'):
+        try:
+            used += os.readlink(fd) == 'anon_inode:inotify'
+        except OSError:
+            pass
+    need = used + 6 * new_hosts + 16
+    if need > limit:
+        sys.exit('fleet_scale: %d more lab hosts need about %d inotify instances, %d of %d are in use '
+                 '(%s): raise it first, e.g. sysctl fs.inotify.max_user_instances=%d'
+                 % (new_hosts, 6 * new_hosts, used, limit, path, max(512, need * 2)))
+
+
 def hosts_up(first, last, work):
+    inotify_check(last - first + 1)
     inv = write_inventory(REPO, last, work / 'inv-lab')
     lab('up', '-i', str(inv))
     log('hosts %s..%s up' % (host_name(first), host_name(last)))
@@ -439,8 +458,8 @@ def main():
         # would change the roles under a running playbook)
         trees.append(worktree(runner.results['commit'], work / 'head'))
         for size in sizes:
-            hosts_up(last + 1, size, work)
             first, last = last + 1, size
+            hosts_up(first, last, work)
             if runner.converge('head', trees[0], size, first) is None:
                 break
             runner.measure('head', trees[0], size)
