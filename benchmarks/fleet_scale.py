@@ -30,7 +30,7 @@ The measured code is a git worktree of HEAD in a temp dir (commit first), with t
                  mitogen (PyPI) is not a dependency of the collection; install it into the controller's venv
                  or put it on PYTHONPATH (--mitogen-path). Without it the run says so and skips these rows.
   --until HH:MM  (UTC) start no step estimated to end later (the last wall of its kind, per host, times its
-                 hosts); a converge not run ends the sizes. For shared machines with a quiet window.
+                 hosts, the slowest so far); a converge not run ends the sizes. For shared machines with a quiet window.
 
 Serialised with flock on /work/locks/scale.lock (GPUFLEET_SCALE_LOCK); the hosts are taken down at the end.
 Results: build/fleet-scale/results.json and one log per run in build/fleet-scale/ (--out).
@@ -212,8 +212,10 @@ class Runner:
         """Run one ansible-playbook; return its row (wall, CPU, host-tasks), or None when --until says no."""
         if self.args.until:
             # estimated from the last run of the same playbook and kind, scaled by the number of hosts
-            same = [r for r in self.results['runs'] if r['playbook'] == playbook and r['measured'] == measured]
-            est = same[-1]['wall_s'] / same[-1]['hosts'] * hosts if same else 0.0
+            # (the slowest per host: a Mitogen run's wall says nothing of the next commit's)
+            same = [r['wall_s'] / r['hosts'] for r in self.results['runs']
+                    if r['playbook'] == playbook and r['measured'] == measured]
+            est = max(same) * hosts if same else 0.0
             left = self.args.until - time.time()
             if est > left:
                 log('%s not run: about %.0f s estimated, %.0f s left before --until' % (label, est, max(left, 0)))
