@@ -13,6 +13,8 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
+import datetime
+import json
 import re
 
 # Key=Value tokens of one `scontrol -o` line. A key starts after whitespace; a value runs until the next key
@@ -133,6 +135,224 @@ def parse_node(text, name):
         if node['name'] == name:
             return node
     raise SlurmParseError('no NodeName=%s line in the scontrol output' % name)
+
+
+# ---- The whole node as the slurm inventory plugin reads it: `scontrol show nodes -o` and `scontrol show nodes --json` ----
+#
+# Both forms give the same record (node_record): the node_from_kv keys plus hostname, features, active_features,
+# gres (as printed), gres_list, gpus, gpu_models, real_memory / alloc_memory / free_memory (MB), arch, os, boards,
+# sockets, cores_per_socket, threads_per_core, cpu_load. JSON differences handled (all seen in real outputs):
+#   Slurm <= 23.02 (data_parser v0.0.38/39): "state": "idle" + "state_flags": ["DRAIN"], "features": "a,b",
+#       "slurmd_version", "free_memory", "reason_changed_at": epoch
+#   Slurm >= 23.11 (v0.0.40+): "state": ["IDLE", "DRAIN"], "features": ["a", "b"], "version", "free_mem",
+#       numbers as {"set": true, "infinite": false, "number": N}
+# A reason's time is the controller's local time in the text form and UTC (from the epoch) in JSON.
+
+_NUM_SUFFIX = {'': 1, 'K': 1024, 'M': 1024 ** 2, 'G': 1024 ** 3, 'T': 1024 ** 4, 'P': 1024 ** 5}
+_GRES_COUNT_RE = re.compile(r'^(\d+)([KMGTP]?)$')
+_NULLS = ('', '(null)', 'N/A', 'n/a', 'none', 'None')
+
+
+def _split_top(text, sep=','):
+    """Split on ``sep`` outside parentheses: ``gpu:h100:2(S:0-1),nic:1`` -> 2 items."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch == '(':
+            depth += 1
+        elif ch == ')':
+            depth = max(depth - 1, 0)
+        if ch == sep and depth == 0:
+            parts.append(''.join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append(''.join(cur))
+    return [x.strip() for x in parts if x.strip()]
+
+
+def parse_gres(text):
+    """A node's Gres as Slurm prints it -> list of dict(name, type, count, detail).
+
+    ``gpu:h100:8`` -> name gpu, type h100, count 8; ``gpu:8`` -> no type; ``gpu`` -> count 1;
+    ``gpu:a100:4(S:0-1)`` -> detail 'S:0-1' (socket binding, Slurm >= 23); ``shard:2K`` -> count 2048;
+    ``(null)`` or empty -> []. A count that is not a number with an optional K/M/G/T/P suffix raises
+    SlurmParseError."""
+    if text is None or (isinstance(text, str) and text.strip() in _NULLS):
+        return []
+    if isinstance(text, (list, tuple)):
+        text = ','.join(str(x) for x in text)
+    out = []
+    for item in _split_top(str(text)):
+        detail = None
+        m = re.match(r'^(.*?)\((.*)\)$', item)
+        if m:
+            item, detail = m.group(1), m.group(2)
+        parts = item.split(':')
+        name, gtype, count = parts[0], None, 1
+        if not name:
+            raise SlurmParseError('GRES %r has no name (want name[:type][:count])' % item)
+        rest = parts[1:]
+        if rest and _GRES_COUNT_RE.match(rest[-1].upper()):
+            cm = _GRES_COUNT_RE.match(rest[-1].upper())
+            count = int(cm.group(1)) * _NUM_SUFFIX[cm.group(2)]
+            rest = rest[:-1]
+        elif len(rest) >= 2:
+            raise SlurmParseError('GRES %r: count %r is not a number (want name[:type][:count])' % (item, rest[-1]))
+        if rest:
+            gtype = ':'.join(rest)
+        out.append({'name': name, 'type': gtype, 'count': count, 'detail': detail})
+    return out
+
+
+def gpu_summary(gres_list):
+    """(GPU count, sorted GPU models) of a parse_gres list: every ``gpu`` entry counts, typed or not."""
+    gpus = [g for g in gres_list if g['name'] == 'gpu']
+    return sum(g['count'] for g in gpus), sorted(set(g['type'] for g in gpus if g['type']))
+
+
+def _csv(value):
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(v).strip() for v in value if str(v).strip() and str(v).strip() not in _NULLS]
+    value = str(value).strip()
+    if value in _NULLS:
+        return []
+    return [v.strip() for v in value.split(',') if v.strip()]
+
+
+def _add_common(node, gres):
+    node['gres'] = '' if gres is None or (isinstance(gres, str) and gres.strip() in _NULLS) else gres
+    node['gres_list'] = parse_gres(gres)
+    node['gpus'], node['gpu_models'] = gpu_summary(node['gres_list'])
+    return node
+
+
+def node_record_from_kv(kv):
+    """One ``scontrol show nodes -o`` line's key/values -> the inventory record (see above)."""
+    node = node_from_kv(kv)
+    node['hostname'] = _none(kv.get('NodeHostName'))
+    node['features'] = _csv(kv.get('AvailableFeatures'))
+    node['active_features'] = _csv(kv.get('ActiveFeatures'))
+    node['real_memory'] = _int(kv.get('RealMemory'))
+    node['alloc_memory'] = _int(kv.get('AllocMem'))
+    node['free_memory'] = _int(kv.get('FreeMem'))
+    node['arch'] = _none(kv.get('Arch'))
+    node['os'] = _none(kv.get('OS'))
+    for key, src in (('boards', 'Boards'), ('sockets', 'Sockets'), ('cores_per_socket', 'CoresPerSocket'),
+                     ('threads_per_core', 'ThreadsPerCore')):
+        node[key] = _int(kv.get(src))
+    node['cpu_load'] = _none(kv.get('CPULoad'))
+    return _add_common(node, _none(kv.get('Gres')))
+
+
+def parse_nodes_text(text):
+    """``scontrol show nodes -o`` -> list of inventory records; lines that are not node lines are ignored."""
+    nodes = []
+    for line in (text or '').splitlines():
+        if line.strip().startswith('NodeName='):
+            nodes.append(node_record_from_kv(parse_kv_line(line)))
+    return nodes
+
+
+def _num(value):
+    """A JSON number as Slurm writes it: N, or {"set": bool, "infinite": bool, "number": N} (None when unset)."""
+    if isinstance(value, dict):
+        if not value.get('set', True) or value.get('infinite'):
+            return None
+        value = value.get('number')
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value
+    return _int(value)
+
+
+def _epoch_utc(value):
+    value = _num(value)
+    if not value or value <= 0:
+        return None
+    try:
+        return datetime.datetime.fromtimestamp(int(value), datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%S')
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _json_state(raw):
+    """The text form of a JSON node state: ``"idle"`` + flags, or ``["IDLE", "DRAIN"]`` -> ``IDLE+DRAIN``."""
+    state, flags = raw.get('state'), raw.get('state_flags') or []
+    if isinstance(state, (list, tuple)):
+        words = [str(s).upper() for s in state if str(s).strip()]
+        base = [w for w in words if w in BASE_STATES][:1]
+        rest = [w for w in words if w not in base]
+        words = base + rest
+    elif isinstance(state, str) and state.strip():
+        words = [state.strip().upper()] + [str(f).upper() for f in flags]
+    else:
+        raise SlurmParseError('node %r has no state' % raw.get('name'))
+    return '+'.join(words)
+
+
+def node_record_from_json(raw):
+    """One element of ``scontrol show nodes --json``'s ``nodes`` -> the inventory record (see above)."""
+    if not isinstance(raw, dict) or not raw.get('name'):
+        raise SlurmParseError('a node without a name in the JSON nodes list: %r' % (raw,))
+    node = {'name': str(raw['name'])}
+    node.update(parse_state(_json_state(raw)))
+    reason = _none(raw.get('reason') if isinstance(raw.get('reason'), str) else None)
+    node['reason'] = reason or ''
+    node['reason_user'] = _none(raw.get('reason_set_by_user')) if reason and raw.get('reason_set_by_user') else None
+    node['reason_time'] = _epoch_utc(raw.get('reason_changed_at')) if reason else None
+    node['node_addr'] = _none(raw.get('address'))
+    node['partitions'] = _csv(raw.get('partitions'))
+    node['cpus_alloc'] = _num(raw.get('alloc_cpus'))
+    node['cpus_total'] = _num(raw.get('cpus'))
+    version = raw.get('version') or raw.get('slurmd_version')
+    node['slurm_version'] = _none(version) if isinstance(version, str) else None
+    node['hostname'] = _none(raw.get('hostname'))
+    node['features'] = _csv(raw.get('features'))
+    node['active_features'] = _csv(raw.get('active_features'))
+    node['real_memory'] = _num(raw.get('real_memory'))
+    node['alloc_memory'] = _num(raw.get('alloc_memory'))
+    node['free_memory'] = _num(raw.get('free_mem', raw.get('free_memory')))
+    if node['free_memory'] is not None and node['free_memory'] < 0:  # -2: not known yet (NO_VAL in 22.05)
+        node['free_memory'] = None
+    node['arch'] = _none(raw.get('architecture'))
+    node['os'] = _none(raw.get('operating_system'))
+    for key, src in (('boards', 'boards'), ('sockets', 'sockets'), ('threads_per_core', 'threads')):
+        node[key] = _num(raw.get(src))
+    node['cores_per_socket'] = _num(raw.get('cores'))
+    load = _num(raw.get('cpu_load'))
+    node['cpu_load'] = None if load is None or load >= 0xFFFFFFF0 else '%.2f' % (load / 100.0)
+    return _add_common(node, raw.get('gres'))
+
+
+def parse_nodes_json(text):
+    """``scontrol show nodes --json`` -> list of inventory records. SlurmParseError when the text is not that JSON
+    or Slurm reported errors in it (its ``errors`` list)."""
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise SlurmParseError('not JSON (%s)' % e)
+    if not isinstance(data, dict) or not isinstance(data.get('nodes'), list):
+        raise SlurmParseError('JSON without a "nodes" list (keys: %s)' % (sorted(data) if isinstance(data, dict)
+                                                                          else type(data).__name__))
+    errors = [e for e in data.get('errors') or [] if e]
+    if errors:
+        raise SlurmParseError('Slurm reported errors: %s' % '; '.join(
+            (e.get('description') or e.get('error') or json.dumps(e)) if isinstance(e, dict) else str(e)
+            for e in errors))
+    return [node_record_from_json(n) for n in data['nodes']]
+
+
+def detect_format(text):
+    """'json' when ``text`` starts with ``{``, 'text' when it holds a ``NodeName=`` line, else None."""
+    stripped = (text or '').lstrip()
+    if stripped.startswith('{'):
+        return 'json'
+    if re.search(r'(?m)^\s*NodeName=', text or ''):
+        return 'text'
+    return None
 
 
 def parse_squeue(text):
