@@ -177,7 +177,12 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
 
     def parse(self, inventory, loader, path, cache=True):
         super(InventoryModule, self).parse(inventory, loader, path, cache)
-        self._read_config_data(path)
+        try:
+            self._read_config_data(path)
+        except AnsibleParserError:
+            raise
+        except AnsibleError as e:  # an option of the wrong type or not among its choices
+            raise AnsibleParserError('%s: %s' % (path, to_native(e)))
         opts = dict((k, self.get_option(k)) for k in OPTIONS)
         errors = option_errors(opts)
         if errors:
@@ -209,6 +214,10 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             argv = argv0 + ARGS[fmt]
             res = runner.run(argv, timeout=opts['timeout'], env_update=ENV)
             why = runner.failure(res, opts['timeout'])
+            if why and not (res['timed_out'] or res['start_error']):
+                # scontrol's first lines say why ("unrecognized option '--json'"), the last only where to get help
+                said = ' / '.join(x.strip() for x in (res['stderr'] or res['stdout']).splitlines() if x.strip())
+                why = 'exited with rc=%s (%s)' % (res['rc'], said[:300] or 'no output')
             if res['timed_out'] or res['start_error']:
                 raise AnsibleParserError('%s %s (option %s)' % (res['cmd'], why, 'timeout' if res['timed_out']
                                                                 else 'command_prefix' if opts['command_prefix']

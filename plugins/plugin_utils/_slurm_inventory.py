@@ -185,7 +185,7 @@ def build(nodes, options, evaluate=None):
     """Hosts, variables and groups from parsed node records (module_utils/slurm.py) and the plugin's options."""
     wanted = options.get('partitions') or []
     rules = options.get('profiles') or []
-    parent = options.get('profile_parent_group')
+    parent = options.get('profile_parent_group', 'gpu_nodes')
     hosts, groups, children, warnings = {}, {}, {}, []
     seen = set()
     for node in nodes:
