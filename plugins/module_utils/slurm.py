@@ -293,23 +293,28 @@ def _json_state(raw):
     return '+'.join(words)
 
 
+def _jstr(value):
+    """A JSON string field (None for anything else, and for Slurm's empty/null spellings)."""
+    return _none(value) if isinstance(value, str) else None
+
+
 def node_record_from_json(raw):
     """One element of ``scontrol show nodes --json``'s ``nodes`` -> the inventory record (see above)."""
-    if not isinstance(raw, dict) or not raw.get('name'):
+    if not isinstance(raw, dict) or not _jstr(raw.get('name')):
         raise SlurmParseError('a node without a name in the JSON nodes list: %r' % (raw,))
-    node = {'name': str(raw['name'])}
+    node = {'name': _jstr(raw['name'])}
     node.update(parse_state(_json_state(raw)))
-    reason = _none(raw.get('reason') if isinstance(raw.get('reason'), str) else None)
+    reason = _jstr(raw.get('reason'))
     node['reason'] = reason or ''
-    node['reason_user'] = _none(raw.get('reason_set_by_user')) if reason and raw.get('reason_set_by_user') else None
+    node['reason_user'] = _jstr(raw.get('reason_set_by_user')) if reason else None
     node['reason_time'] = _epoch_utc(raw.get('reason_changed_at')) if reason else None
-    node['node_addr'] = _none(raw.get('address'))
+    node['node_addr'] = _jstr(raw.get('address'))
     node['partitions'] = _csv(raw.get('partitions'))
     node['cpus_alloc'] = _num(raw.get('alloc_cpus'))
     node['cpus_total'] = _num(raw.get('cpus'))
     version = raw.get('version') or raw.get('slurmd_version')
-    node['slurm_version'] = _none(version) if isinstance(version, str) else None
-    node['hostname'] = _none(raw.get('hostname'))
+    node['slurm_version'] = _jstr(version)
+    node['hostname'] = _jstr(raw.get('hostname'))
     node['features'] = _csv(raw.get('features'))
     node['active_features'] = _csv(raw.get('active_features'))
     node['real_memory'] = _num(raw.get('real_memory'))
@@ -317,8 +322,8 @@ def node_record_from_json(raw):
     node['free_memory'] = _num(raw.get('free_mem', raw.get('free_memory')))
     if node['free_memory'] is not None and node['free_memory'] < 0:  # -2: not known yet (NO_VAL in 22.05)
         node['free_memory'] = None
-    node['arch'] = _none(raw.get('architecture'))
-    node['os'] = _none(raw.get('operating_system'))
+    node['arch'] = _jstr(raw.get('architecture'))
+    node['os'] = _jstr(raw.get('operating_system'))
     for key, src in (('boards', 'boards'), ('sockets', 'sockets'), ('threads_per_core', 'threads')):
         node[key] = _num(raw.get(src))
     node['cores_per_socket'] = _num(raw.get('cores'))

@@ -133,3 +133,41 @@ def test_parse_gres_refuses_HANDMADE(bad):
 def test_parse_nodes_json_refuses_HANDMADE(text, why):
     with pytest.raises(slurm.SlurmParseError, match=why):
         slurm.parse_nodes_json(text)
+
+
+# ---- damaged recordings (hypothesis, bounded and reproducible): only SlurmParseError may leave the parsers ----
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402  pylint: disable=wrong-import-position
+from hypothesis import strategies as st  # noqa: E402  pylint: disable=wrong-import-position
+
+SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers(-2 ** 40, 2 ** 40) | st.floats(allow_nan=True)
+                           | st.text(max_size=12),
+                           lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=6), kids,
+                                                                                     max_size=3), max_leaves=6)
+
+
+@SETTINGS
+@given(cut=st.integers(0, 4000), garble=st.text(max_size=6), at=st.integers(0, 4000))
+def test_damaged_text_never_crashes(cut, garble, at):
+    text = rec('22.05.8', 'scontrol_show_nodes_o.txt')[:cut]
+    text = text[:at] + garble + text[at:]
+    try:
+        slurm.parse_nodes_text(text)
+    except slurm.SlurmParseError:
+        pass
+
+
+@SETTINGS
+@given(key=st.sampled_from(['state', 'state_flags', 'name', 'features', 'gres', 'partitions', 'cpus', 'reason',
+                            'reason_changed_at', 'free_mem', 'cpu_load', 'address', 'version', 'alloc_cpus']),
+       value=JSON_VALUES, node=st.integers(0, 2))
+def test_json_with_any_value_in_a_field_never_crashes(key, value, node):
+    data = json.loads(rec('24.11.5', 'scontrol_show_nodes.json'))
+    data['nodes'][node][key] = value
+    try:
+        nodes = slurm.parse_nodes_json(json.dumps(data))
+    except slurm.SlurmParseError:
+        return
+    assert len(nodes) == 3
