@@ -32,7 +32,7 @@ for i in $(seq 30); do
   sleep 1
 done
 sleep 2
-# each command's stdout as is; its stderr and exit status next to it (rec NAME CMD: NAME.out, NAME.err, NAME.rc)
+# each command's stdout as is, its stderr and exit status next to it (rec NAME CMD: NAME, NAME.err, NAME.rc)
 rec() { local name=$1; shift; set +e; on "$*" > "$OUT/$name" 2> "$OUT/$name.err"; echo $? > "$OUT/$name.rc"; set -e; }
 rec scontrol_version.txt "scontrol --version"
 rec scontrol_show_nodes_json.txt "scontrol show nodes --json"
