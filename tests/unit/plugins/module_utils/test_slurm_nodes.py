@@ -51,8 +51,8 @@ def test_json_2411_every_state_and_gres():
     m, t2, t3 = nodes['slurm2411'], nodes['gpu-t2'], nodes['gpu-t3']
     assert (m['state'], m['busy'], m['cpus_alloc'], m['cpus_total']) == ('MIXED', True, 1, 2)
     assert (m['gres'], m['gpus'], m['gpu_models'], m['features']) == ('gpu:h100:8', 8, ['h100'], ['h100', 'ib_ndr'])
-    assert (m['node_addr'], m['slurm_version'], m['free_memory'], m['real_memory']) == ('127.0.0.1', '24.11.5', 16423,
-                                                                                         1000)
+    assert (m['node_addr'], m['slurm_version']) == ('127.0.0.1', '24.11.5')
+    assert (m['free_memory'], m['real_memory']) == (16423, 1000)
     assert (m['reason'], m['reason_user'], m['reason_time']) == ('', None, None)
     assert (t2['state'], t2['flags'], t2['drained']) == ('IDLE+DRAIN', ['DRAIN'], True)
     assert t2['reason'] == 'gpufleet[q4-570] FAILED: step apply: HCA firmware burn failed on 0000:3b:00.0'

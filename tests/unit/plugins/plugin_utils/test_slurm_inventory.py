@@ -52,8 +52,8 @@ def test_when_rule_uses_the_evaluator(nodes):
         return hv['slurm_gpus'] == 8
 
     r = inv.build(nodes, {'profiles': [{'profile': 'eight', 'when': 'slurm_gpus == 8', 'partition': 'gpu'}]}, evaluate)
-    assert sorted(h for h, v in r['hosts'].items() if v.get('gpufleet_profile') == 'eight') == ['slurminv-n1',
-                                                                                               'slurminv-n2']
+    eight = sorted(h for h, v in r['hosts'].items() if v.get('gpufleet_profile') == 'eight')
+    assert eight == ['slurminv-n1', 'slurminv-n2']
     assert ('slurm_gpus == 8', 'slurminv-n4') not in seen  # the partition condition failed first
 
 
