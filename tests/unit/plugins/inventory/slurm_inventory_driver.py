@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Runs the gpufleet.cluster.slurm inventory plugin in one fresh Python for a list of jobs (test_slurm_inventory.py):
+"""Runs the gpufleet.cluster.slurm inventory plugin in one fresh Python for a list of jobs (test_slurm_inventory_plugin.py):
 Ansible's own plugin loader over the linked collection, as ansible-inventory uses it, without one process per case.
 
     python slurm_inventory_driver.py COLLECTIONS_PATH < jobs.json > results.json
