@@ -12,8 +12,9 @@ short_description: Compute nodes, their partitions, states, features, GPUs and h
 version_added: 0.1.0
 description:
   - Builds the inventory from the scheduler, the cluster's source of truth for which nodes exist, with
-    C(scontrol show nodes --json) (Slurm 23.02 and later; Slurm 20.11 to 22.05 answer it with
-    C(unrecognized option) and the plugin falls back to the text form C(scontrol show nodes -o), one line per node).
+    C(scontrol show nodes --json) where scontrol has C(--json) (recorded on Slurm 24.11); an older scontrol answers
+    C(unrecognized option) (recorded on Slurm 22.05) and the plugin falls back to the text form
+    C(scontrol show nodes -o), one line per node.
   - Every node becomes a host named after its Slurm C(NodeName); C(ansible_host) is its C(NodeAddr) when that differs.
   - "Groups: C(slurm_partition_<partition>), C(slurm_state_<base state>) (C(idle), C(mixed), C(allocated), C(down),
     ...), C(slurm_state_<flag>) for each state flag (C(drain), C(not_responding), C(reserved), ...),

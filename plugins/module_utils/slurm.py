@@ -141,11 +141,11 @@ def parse_node(text, name):
 #
 # Both forms give the same record (node_record): the node_from_kv keys plus hostname, features, active_features,
 # gres (as printed), gres_list, gpus, gpu_models, real_memory / alloc_memory / free_memory (MB), arch, os, boards,
-# sockets, cores_per_socket, threads_per_core, cpu_load. JSON differences handled (all seen in real outputs):
-#   Slurm <= 23.02 (data_parser v0.0.38/39): "state": "idle" + "state_flags": ["DRAIN"], "features": "a,b",
+# sockets, cores_per_socket, threads_per_core, cpu_load. The two JSON shapes of Slurm's data_parser:
+#   older (seen in public data of Slurm 21.08): "state": "idle" + "state_flags": ["DRAIN"], "features": "a,b",
 #       "slurmd_version", "free_memory", "reason_changed_at": epoch
-#   Slurm >= 23.11 (v0.0.40+): "state": ["IDLE", "DRAIN"], "features": ["a", "b"], "version", "free_mem",
-#       numbers as {"set": true, "infinite": false, "number": N}
+#   newer (our recording of Slurm 24.11, data_parser v0.0.42): "state": ["IDLE", "DRAIN"], "features": ["a", "b"],
+#       "version", "free_mem", numbers as {"set": true, "infinite": false, "number": N}
 # A reason's time is the controller's local time in the text form and UTC (from the epoch) in JSON.
 
 _NUM_SUFFIX = {'': 1, 'K': 1024, 'M': 1024 ** 2, 'G': 1024 ** 3, 'T': 1024 ** 4, 'P': 1024 ** 5}

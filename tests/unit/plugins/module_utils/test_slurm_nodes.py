@@ -76,7 +76,7 @@ def test_2205_has_no_json():
     assert slurm.detect_format('scontrol: unrecognized option') is None
 
 
-# HANDMADE: the JSON shape of Slurm 21.08-23.02 (data_parser v0.0.37/38): state string plus state_flags, features as
+# HANDMADE: the older JSON shape (as in public data of Slurm 21.08): state string plus state_flags, features as
 # one string, slurmd_version, free_memory, plain epoch numbers - written after the 24.11.5 recording's fields.
 HANDMADE_JSON_2302 = json.dumps({'meta': {}, 'errors': [], 'nodes': [{
     'name': 'gpu-a01', 'address': 'gpu-a01-ib', 'hostname': 'gpu-a01', 'state': 'mixed',
