@@ -34,7 +34,7 @@ description:
   - The node list can be cached with the inventory cache options (a fleet of thousands of nodes then costs one
     C(scontrol) call per cache timeout).
 author:
-  - gpufleet contributors
+  - gpufleet maintainers (@gpufleet)
 extends_documentation_fragment:
   - constructed
   - inventory_cache
@@ -131,6 +131,7 @@ cache_plugin: ansible.builtin.jsonfile
 cache_connection: ~/.cache/gpufleet-slurm-inventory
 cache_timeout: 600
 
+---
 # Ansible runs on a workstation: scontrol on the login node over ssh; only the gpu partitions; rack groups from a
 # feature such as rack_r01, and drained nodes left out of the play with --limit '!slurm_state_drain'
 plugin: gpufleet.cluster.slurm
@@ -143,6 +144,7 @@ keyed_groups:
 compose:
   rack: (slurm_features | select('match', 'rack_') | first | default('rack_none'))[5:]
 
+---
 # A recorded output (a review, or tests)
 plugin: gpufleet.cluster.slurm
 source_file: recordings/scontrol_show_nodes.json

@@ -197,7 +197,7 @@ def build(nodes, options, evaluate=None):
         if wanted and not any(p in wanted for p in node.get('partitions') or []):
             continue
         hv = host_vars(node, options)
-        profile, _ = choose_profile(hv, rules, options.get('profile_default'), evaluate)
+        profile = choose_profile(hv, rules, options.get('profile_default'), evaluate)[0]
         names = host_groups(hv)
         if profile:
             hv['gpufleet_profile'] = profile

@@ -20,7 +20,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[4]
@@ -78,7 +77,7 @@ def ansible_inventory(path, *args):
     assert res.returncode == 0, res.stderr
     # ansible-inventory --list marks some values as unsafe ({"__ansible_unsafe": value}); the value is what counts
     return json.loads(res.stdout, object_hook=lambda d: d['__ansible_unsafe'] if list(d) == ['__ansible_unsafe']
-                      else d), res.stderr
+                      else d)
 
 
 def members(listing, group):
@@ -86,10 +85,10 @@ def members(listing, group):
 
 
 def test_ansible_inventory_json_2411(tmp_path):
-    listing, _ = ansible_inventory(config(tmp_path, source_file=str(JSON_2411), profiles=RULES,
-                                          profile_default='cpu_only',
-                                          keyed_groups=[{'key': 'slurm_arch', 'prefix': 'arch',
-                                                         'default_value': 'unknown'}]))
+    listing = ansible_inventory(config(tmp_path, source_file=str(JSON_2411), profiles=RULES,
+                                       profile_default='cpu_only',
+                                       keyed_groups=[{'key': 'slurm_arch', 'prefix': 'arch',
+                                                      'default_value': 'unknown'}]))
     hv = listing['_meta']['hostvars']
     assert sorted(hv) == ['gpu-t2', 'gpu-t3', 'slurm2411']
     assert members(listing, 'slurm_partition_gpu') == ['gpu-t2', 'slurm2411']
@@ -114,7 +113,7 @@ def test_ansible_inventory_json_2411(tmp_path):
 def test_ansible_inventory_2205_falls_back_to_text(tmp_path):
     """Slurm 22.05's scontrol refuses --json (recorded: exit 1, 'unrecognized option'): the plugin asks again with -o."""
     scontrol = stand_in(tmp_path, json_err=NOJSON_2205, json_rc=1, text_out=TEXT_2205)
-    listing, _ = ansible_inventory(config(tmp_path, scontrol_path=str(scontrol), profiles=RULES))
+    listing = ansible_inventory(config(tmp_path, scontrol_path=str(scontrol), profiles=RULES))
     assert calls(tmp_path) == ['show nodes --json', 'show nodes -o']
     hv = listing['_meta']['hostvars']
     assert sorted(hv) == ['slurminv-n1', 'slurminv-n2', 'slurminv-n3', 'slurminv-n4']
@@ -207,7 +206,7 @@ def run_all(tmp_path_factory):
     bad.write_text('{"nodes": [], "errors": [{"description": "HANDMADE: data_parser plugin not found"}]}')
     add('json-errors', {'config': str(config(d, scontrol_path=str(stand_in(d, json_out=bad, text_out=TEXT_2205))))},
         d)
-    for row, options, setup, _ in BAD:
+    for row, options, setup, _want in BAD:
         d = tmp_path_factory.mktemp('bad')
         garbage = d / 'garbage'
         garbage.write_bytes(b'\xff\xfe\x00garbage \x1b[2J NodeName\n{"nodes": 7}\n' * 8)
@@ -222,7 +221,7 @@ def run_all(tmp_path_factory):
 
 
 def ok(runs, name):
-    result, _ = runs[name]
+    result = runs[name][0]
     assert result['ok'], result
     return result
 
@@ -254,7 +253,7 @@ def check_cache(runs):
     assert calls(where) == ['show nodes --json']  # once: the second parse read the cache
     assert os.listdir(str(where / 'cache'))
     assert second['hosts'] == first['hosts'] and sorted(first['hosts']) == ['gpu-t2', 'gpu-t3', 'slurm2411']
-    third, _ = runs['cache-3']
+    third = runs['cache-3'][0]
     assert not third['ok'] and 'scontrol_path' in third['error']
 
 
@@ -285,6 +284,6 @@ def test_in_process(tmp_path_factory):
     check_options(runs)
     check_cache(runs)
     check_json_errors(runs)
-    problems = dict((row, bad_row_problem(runs, row, setup, want)) for row, _, setup, want in BAD)
+    problems = dict((row, bad_row_problem(runs, row, setup, want)) for row, _options, setup, want in BAD)
     print('slurm inventory bad-input table: %d rows, %d right' % (len(BAD), sum(1 for p in problems.values() if not p)))
     assert not [p for p in problems.values() if p], dict((r, p) for r, p in problems.items() if p)
