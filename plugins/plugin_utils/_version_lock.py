@@ -24,6 +24,7 @@ __metaclass__ = type
 
 import re
 
+from ansible_collections.gpufleet.cluster.plugins.module_utils import gpu_firmware_engine
 from ansible_collections.gpufleet.cluster.plugins.plugin_utils import _compat
 
 # A package version without epoch and Debian revision or with them: 2.13.11, 1:3.3.9, 4.1.4-3+b1.
@@ -42,7 +43,7 @@ LOCK_FORMATS = {
                    'a containerd version, e.g. 1.7.24 (checked against the CDI rule; nothing installs it)'),
     'hca_firmware': (r'^\d+\.\d+\.\d+$',
                      'an HCA firmware version MAJOR.MINOR.SUBMINOR (e.g. 28.42.1000), or a dict board id (PSID) -> version'),
-    'vbios': (r'^[0-9A-Fa-f]{2}(\.[0-9A-Fa-f]{2}){4}$',
+    'vbios': (gpu_firmware_engine.VBIOS_RE,
               'a VBIOS version like 96.00.99.00.01, or a dict GPU product name -> version'),
     # The acceptance tools (roles/bench_tools): a package version with or without its Debian revision and epoch.
     'dcgm': (r'^(\d+:)?[34]\.\d+\.\d+(-[\w.~+]+)?$', 'a DCGM 3.x or 4.x version, e.g. 3.3.9 or 1:4.1.1-1'),

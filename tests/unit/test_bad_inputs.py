@@ -50,7 +50,8 @@ ROCE_TREE = HAND / 'roce' / 'cx6-roce-HANDMADE'
 HANG_SECONDS = 60
 
 MODULES = ('bond_facts', 'container_gpus', 'dcgm_diag', 'docker_daemon_json', 'fabric_health', 'fleet_compare', 'fw_facts',
-           'gpu_burn', 'gpu_facts', 'gpu_settings', 'hca_firmware', 'ib_fabric_info', 'ib_port_facts', 'irq_affinity', 'kernel_boot', 'nccl_bench',
+           'gpu_burn', 'gpu_facts', 'gpu_firmware', 'gpu_settings', 'hca_firmware', 'ib_fabric_info', 'ib_port_facts',
+           'irq_affinity', 'kernel_boot', 'nccl_bench',
            'nft_table', 'node_compare', 'node_facts',
            'p2p_bandwidth', 'pci_facts', 'rdma_bw', 'roce_qos', 'slurm_node', 'ssh_login_facts')
 ACTIONS = ('fleet_compare', 'node_compare')  # action plugins (their plugins/modules file is documentation)
@@ -281,6 +282,17 @@ def gset(entry=None, **kw):
                 lock_record_path=T + '/run/locks.json',
                 settings=[dict({'model': 'NVIDIA A10G', 'persistence_mode': True}, **(entry or {}))])
     return dict(base, **kw)
+
+
+def gfw(**kw):
+    """gpu_firmware parameters inside the temp tree: the recorded A10G (94.02.75.00.01) asked for another VBIOS."""
+    return dict(dict(vbios={'NVIDIA A10G': '94.02.75.00.1A'}, images={'NVIDIA A10G': 'a10g.img'}, bundle_dir=T + '/bundle',
+                     command=[T + '/bin/gpu-flash', '--bus', '{pci}', '--image', '{image}'],
+                     nvidia_smi_path=T + '/bin/nvidia-smi', state_path=T + '/var/gpu-firmware.json',
+                     boot_id_path=T + '/boot_id'), **kw)
+
+
+GFW_TOOLS = (tool('nvidia-smi', A10G_XML.read_bytes()), tool('gpu-flash'), file('boot_id', 'boot-1\n'), directory('bundle'))
 
 
 MLX_Q = (CORPUS / 'mlx_fw' / 'ipa-mstflint-q-cx6-hdr-20.35.txt').read_bytes()  # recorded (Apache-2.0; SOURCES.tsv)
@@ -619,6 +631,42 @@ ROWS = [
         setup=exec_format_error('nvidia-smi')),
     row('gpu_facts', 'huge: 8 MiB of output that is not XML', {'executable': T + '/bin/nvidia-smi'}, 'clean-failure',
         setup=tool('nvidia-smi', b'<nvidia_smi_log><gpu id="' + b'9' * (8 << 20) + b'\n')),
+
+    # ------------------------------------------------------------ gpu_firmware
+    row('gpu_firmware', 'vbios not five hex pairs', gfw(vbios='94.02'), 'refused', 'vbios', GFW_TOOLS),
+    row('gpu_firmware', 'type confusion: vbios a list', gfw(vbios=['94.02.75.00.1A']), 'refused', 'vbios', GFW_TOOLS),
+    row('gpu_firmware', 'vbios an empty dict', gfw(vbios={}, images={}), 'refused', 'vbios', GFW_TOOLS),
+    row('gpu_firmware', 'type confusion: a version a float', gfw(vbios={'NVIDIA A10G': 94.02}), 'refused', 'vbios',
+        GFW_TOOLS),
+    row('gpu_firmware', 'images for a model vbios does not list', gfw(images={'NVIDIA A1OG': 'a.img'}), 'refused',
+        'images', GFW_TOOLS),
+    row('gpu_firmware', 'a placeholder the scope does not have', gfw(scope='node'), 'refused', 'command', GFW_TOOLS),
+    row('gpu_firmware', 'format-string attribute access', gfw(command=[T + '/bin/gpu-flash', '{image.__class__}']),
+        'refused', 'command', GFW_TOOLS),
+    row('gpu_firmware', 'command[0] an option', gfw(command=['-rf', '{image}']), 'refused', 'command', GFW_TOOLS),
+    row('gpu_firmware', 'NUL in command', gfw(command=[T + '/bin/gpu-flash', '{image}' + NUL]), 'refused', 'command',
+        GFW_TOOLS),
+    row('gpu_firmware', 'command[0] is a directory', gfw(command=[T + '/bin', '{image}']), 'refused', 'command',
+        GFW_TOOLS),
+    row('gpu_firmware', 'pending_pattern not a regular expression', gfw(pending_pattern='(reboot'), 'refused',
+        'pending_pattern', GFW_TOOLS),
+    row('gpu_firmware', 'state_path relative', gfw(state_path='var/x.json'), 'refused', 'state_path', GFW_TOOLS),
+    row('gpu_firmware', 'state_path is a directory', gfw(state_path=T + '/bundle'), 'refused', 'state_path', GFW_TOOLS),
+    row('gpu_firmware', 'timeout zero', gfw(timeout=0), 'refused', 'timeout', GFW_TOOLS),
+    row('gpu_firmware', 'scope not a choice', gfw(scope='rack'), 'refused', 'scope', GFW_TOOLS),
+    # Read-only runs: nvidia-smi runs, the update tool never does.
+    row('gpu_firmware', 'no image in the bundle: refused before any update', gfw(), 'clean-failure',
+        setup=GFW_TOOLS),
+    row('gpu_firmware', 'a record of garbage: refused before any update', gfw(state_path=T + '/var/g.json'),
+        'clean-failure', setup=GFW_TOOLS + (file('bundle/a10g.img', b'x'), file('var/g.json', GARBAGE))),
+    row('gpu_firmware', 'garbage: non-UTF-8 nvidia-smi output', gfw(), 'clean-failure',
+        setup=(tool('nvidia-smi', GARBAGE), file('boot_id', 'b'))),
+    row('gpu_firmware', 'nvidia-smi the OS cannot start', gfw(), 'clean-failure', setup=exec_format_error('nvidia-smi')),
+    row('gpu_firmware', 'no nvidia-smi: skipped, no GPU', gfw(nvidia_smi_path=T + '/bin/absent'), 'no-change'),
+    row('gpu_firmware', 'No devices were found', gfw(), 'no-change', setup=tool('nvidia-smi', b'No devices were found\n', rc=6)),
+    row('gpu_firmware', 'up to date: nothing to do, the record of garbage unread',
+        gfw(vbios='94.02.75.00.01', state_path=T + '/var/g.json'), 'no-change',
+        setup=GFW_TOOLS + (file('var/g.json', GARBAGE),)),
 
     # ------------------------------------------------------------ gpu_settings
     row('gpu_settings', 'empty nvidia_smi_path', gset(nvidia_smi_path=''), 'refused', 'nvidia_smi_path'),
