@@ -31,6 +31,7 @@ extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.facts
   - gpufleet.cluster.hardware_roots
+  - gpufleet.cluster.firmware_tools
 attributes:
   check_mode:
     support: full
@@ -80,47 +81,17 @@ options:
       - Query each HCA flash with C(mstflint -d <pci> q) (or C(flint -d <pci> q)) in the C(firmware) subset. Needs root.
     type: bool
     default: true
-  mstflint_path:
-    description:
-      - Name or path of C(mstflint). Preferred over O(flint_path) when both are found.
-    type: str
-    default: mstflint
-  flint_path:
-    description:
-      - Name or path of C(flint) (NVIDIA MFT).
-    type: str
-    default: flint
   mlxup_path:
     description:
       - Name or path of C(mlxup). When set, C(mlxup --query) runs in the C(firmware) subset. Not run by default
         because it is slow.
     type: str
-  ofed_info_path:
-    description:
-      - Name or path of C(ofed_info) (MLNX_OFED and DOCA-OFED).
-    type: str
-    default: ofed_info
   kernel_modules:
     description:
       - Kernel modules whose C(/sys/module/<name>/version) the C(firmware) subset reports.
     type: list
     elements: str
     default: [mlx5_core, mlx4_core, ib_core, nvidia, nvidia_fs, nvidia_peermem]
-  fabricmanager_path:
-    description:
-      - Name or path of C(nv-fabricmanager).
-    type: str
-    default: nv-fabricmanager
-  fabricmanager_service:
-    description:
-      - systemd unit whose C(systemctl is-active) state is reported. Empty string to skip.
-    type: str
-    default: nvidia-fabricmanager
-  fabricmanager_log:
-    description:
-      - Fabric Manager log file to summarise (last MiB only). Empty string to skip.
-    type: path
-    default: /var/log/fabricmanager.log
   fail_on_error:
     description:
       - Fail the module when a tool of the C(firmware) subset that was found returns an error, instead of a warning.
