@@ -337,7 +337,17 @@ def drift_report(merged, fleet_deviations=None):
     not_reported = dict((n, 'no result') for n in merged['not_reported'])
     not_reported.update(merged.get('stale') or {})
     runner = merged.get('runner') or {}
+    findings = []
+    if report['drift']:
+        findings.append('%s on %s: %s' % ('drift' if report['mode'] == 'check' else 'changed (remediated)',
+                                          ', '.join(report['drifted_nodes']),
+                                          ', '.join('%s %d' % kv for kv in sorted(report['summary'].items()))))
+    if not_reported:
+        findings.append('did not report: ' + ', '.join('%s (%s)' % kv for kv in sorted(not_reported.items())))
+    if merged.get('errors'):
+        findings.append('failed: ' + ', '.join('%s (%s)' % kv for kv in sorted(merged['errors'].items())))
     report['pull'] = {
+        'findings': findings,
         'expected': len(merged['expected']) if merged.get('expected') is not None else None,
         'reported': len(merged['reported']),
         'not_reported': dict(sorted(not_reported.items())),

@@ -268,7 +268,7 @@ def _run(argv, log, env=None, timeout=None, echo=True):
         return proc.wait()
 
 
-def _tail(log, lines=5, pattern=r'(fatal:|ERROR!|FAILED!|Error|error:)'):
+def _tail(log, lines=4, pattern=r'^(\s*msg:|\[ERROR\]|ERROR!)'):
     try:
         with open(log, 'rb') as f:
             text = f.read().decode('utf-8', 'replace').splitlines()

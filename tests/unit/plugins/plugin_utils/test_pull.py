@@ -279,3 +279,14 @@ def test_inventory_yaml_round_trip_plain():
     data = yaml.safe_load(_pull.inventory_yaml({'all': {'vars': {'x': 1}}}))
     assert data == {'all': {'vars': {'x': 1}}}
     assert 'b1' in json.dumps(inv) and 'a1' not in json.dumps(inv)  # slurm_compute keeps b1 only
+
+
+def test_findings_name_drift_missing_and_failed_nodes():
+    m = _pull.merge_results([item(result('n1', [SSH, HOLD])),
+                             item(result('n2', status='error', check=None, error='apt failed'))],
+                            expected=['n1', 'n2', 'n3'])
+    assert _pull.drift_report(m)['pull']['findings'] == [
+        'drift on n1: gpufleet.cluster.nvidia_driver 1, gpufleet.cluster.ssh_hardening 1',
+        'did not report: n3 (no result)',
+        'failed: n2 (result n2.json: apt failed)']
+    assert _pull.drift_report(_pull.merge_results([item(result('n1'))], expected=['n1']))['pull']['findings'] == []
