@@ -53,8 +53,8 @@ MODULES = ('bond_facts', 'container_gpus', 'dcgm_diag', 'docker_daemon_json', 'f
            'gpu_burn', 'gpu_facts', 'gpu_firmware', 'gpu_settings', 'hca_firmware', 'ib_fabric_info', 'ib_port_facts',
            'irq_affinity', 'kernel_boot', 'nccl_bench',
            'nft_table', 'node_compare', 'node_facts',
-           'p2p_bandwidth', 'pci_facts', 'rdma_bw', 'roce_qos', 'slurm_node', 'ssh_login_facts')
-ACTIONS = ('fleet_compare', 'node_compare')  # action plugins (their plugins/modules file is documentation)
+           'p2p_bandwidth', 'pci_facts', 'pull_report', 'rdma_bw', 'roce_qos', 'slurm_node', 'ssh_login_facts')
+ACTIONS = ('fleet_compare', 'node_compare', 'pull_report')  # action plugins (their plugins/modules file is documentation)
 
 # Bytes no tool should print: not UTF-8, a NUL, control characters, half a UTF-8 sequence.
 GARBAGE = b'\xff\xfe\x00garbage \x80\x81\x1b[2J ### | ? \xc3\x28 N/A -nan 1e999\n' * 16
@@ -338,6 +338,16 @@ def ctr(**kw):
 CTR_TOOLS = (tool('nvidia-smi', A100X8_LIST), tool('docker', A100X8_LIST), tool('podman', A100X8_LIST))
 
 
+PULL_RESULT = {'format': 'gpufleet.pull-result/1', 'kind': 'drift', 'mode': 'check', 'node': 'n1', 'settings': [],
+               'consequences': [], 'check': {'messages': []}, 'fleet': None, 'status': 'clean'}
+
+
+def pull(**kw):
+    params = {'results': T + '/res', 'dest': T + '/../out', 'expected': ['n1', 'n2']}
+    params.update(kw)
+    return params
+
+
 GOOD_FACTS = {'nvidia_gpu': {'executable': '/usr/bin/nvidia-smi', 'driver_version': '550.127.08', 'count': 1,
                              'gpus': [{'index': 0, 'name': 'NVIDIA H100 80GB HBM3', 'vbios_version': '96.00.99.00.01'}]},
               'infiniband': {'mlx5_0': {'fw_ver': '28.39.1002', 'board_id': 'MT_0000000838',
@@ -542,6 +552,22 @@ ROWS = [
     row('docker_daemon_json', 'dockerd prints garbage and fails',
         docker(config={'debug': True}, validate=True, dockerd_path=T + '/bin/dockerd'),
         'clean-failure', setup=(daemon_json(), tool('dockerd', GARBAGE, rc=1))),
+
+    # ------------------------------------------------------------ pull_report (action; writes only into dest, outside
+    # the tree, and every row fails before writing)
+    row('pull_report', 'results not a directory', pull(results=T + '/nope'), 'refused', 'results'),
+    row('pull_report', 'results a file', pull(), 'refused', 'results', file('res', GARBAGE)),
+    row('pull_report', 'results a FIFO', pull(), 'refused', 'results', fifo('res')),
+    row('pull_report', 'dest relative', pull(dest='out'), 'refused', 'dest', directory('res')),
+    row('pull_report', 'dest a file', pull(dest=T + '/res/n1.json'), 'refused', 'dest', file('res/n1.json', '{}')),
+    row('pull_report', 'expected empty', pull(expected=[]), 'refused', 'expected', directory('res')),
+    row('pull_report', 'expected a dict', pull(expected={'n1': 1}), 'refused', 'expected', directory('res')),
+    row('pull_report', 'max_age 0', pull(max_age=0), 'refused', 'max_age', directory('res')),
+    row('pull_report', 'max_age a word', pull(max_age='soon'), 'refused', 'max_age', directory('res')),
+    row('pull_report', 'template missing', pull(template=T + '/none.j2'), 'refused', 'template', directory('res')),
+    row('pull_report', 'check and apply results mixed', pull(), 'refused', 'results',
+        (file('res/n1.json', json.dumps(PULL_RESULT)), file('res/n2.json', json.dumps(dict(PULL_RESULT, node='n2',
+                                                                                            mode='apply'))))),
 
     # ------------------------------------------------------------ fleet_compare (action)
     row('fleet_compare', 'type confusion: hosts a string', {'hosts': 'gpu01'}, 'refused', 'hosts'),
