@@ -58,13 +58,6 @@ class ActionModule(ActionBase):
     _supports_check_mode = True
     _supports_async = False
 
-    def _render(self, template, report):
-        from ansible.template import trust_as_template
-        with open(template) as f:
-            source = f.read()
-        templar = self._templar.copy_with_new_env(available_variables={'__report': report})
-        return templar.template(trust_as_template(source), escape_backslashes=False)
-
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -102,9 +95,15 @@ class ActionModule(ActionBase):
             result.update(failed=True, msg='pull_report: cannot merge the results (malformed result?): %s: %s'
                           % (type(exc).__name__, exc))
             return result
+        try:
+            with open(args['template']) as f:
+                template_text = f.read()
+        except (IOError, OSError) as exc:
+            result.update(failed=True, msg='pull_report: cannot read template %s: %s' % (args['template'], exc))
+            return result
         texts = {
             'drift.json': json.dumps(report, indent=4, sort_keys=True, separators=(',', ': ')) + '\n',
-            'drift.md': self._render(args['template'], report),
+            'drift.md': _pull.render_drift_md(template_text, report),
         }
         changed = []
         if self._task.check_mode:

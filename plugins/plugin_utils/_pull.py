@@ -358,3 +358,15 @@ def drift_report(merged, fleet_deviations=None):
         'node_cpu_s': _spread(r.get('cpu_s') for r in runner.values()),
     }
     return report
+
+
+def render_drift_md(template_text, report):
+    """drift.md from push mode's template (playbooks/templates/drift.md.j2) with plain Jinja2 and the template module's
+    whitespace settings: the same text as ansible.builtin.template gives (a unit test holds them equal), without its
+    per-value overhead - 65 s instead of seconds for 10,000 nodes."""
+    import jinja2
+    from ansible.plugins.filter.core import dict_to_list_of_dict_key_value_elements
+    env = jinja2.Environment(trim_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
+                             autoescape=False)
+    env.filters['dict2items'] = dict_to_list_of_dict_key_value_elements
+    return env.from_string(template_text).render(__report=report)

@@ -267,6 +267,16 @@ def test_pull_report_template_names_who_did_not_report():
     with open(os.path.join(ROOT, 'playbooks', 'templates', 'drift.md.j2')) as f:
         src = f.read()
     text = Templar(loader=DataLoader(), variables={'__report': report}).template(trust_as_template(src))
+    # the action renders it with plain Jinja2 (65 s -> 3 s for 10,000 nodes): the same text as Ansible's templating,
+    # for a pull report and for push mode's (no pull key, a version lock deviation, consequences, a clean report)
+    assert _pull.render_drift_md(src, report) == text
+    push = build_report({'hosts': {'n1': [SSH, dict(HOLD, diff=[{'path': '/x', 'before': 'a', 'after': 'b'},
+                                                                {'prepared': 'x'}])]},
+                         'consequences': {'n1': [{'task': 'Reload sshd'}]}},
+                        ['n1', 'n2'], {'n1': {'messages': ['kernel: expected 6.1']}}, ['n1', 'n2'])
+    for rep in (push, build_report({}, ['n1'], {'n1': {'messages': []}}, ['n1'])):
+        assert _pull.render_drift_md(src, rep) == \
+            Templar(loader=DataLoader(), variables={'__report': rep}).template(trust_as_template(src))
     assert 'Nodes with drift: n1.' in text
     assert 'Pull mode: 2 of 3 node(s) reported (run 42).' in text
     assert 'Did not report: n3 (no result).' in text
