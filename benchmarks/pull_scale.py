@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -120,6 +121,7 @@ def aggregate(results, names, tmp):
             '-e', 'gpufleet_drift_dir=%s' % report_dir, '-e', 'ansible_python_interpreter=%s' % sys.executable]
     log = tmp / 'aggregate.log'
     peak = biggest = 0
+    c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(log, 'w') as out:
         t0 = time.time()
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=str(REPO))
@@ -128,7 +130,9 @@ def aggregate(results, names, tmp):
             peak, biggest = max(peak, total), max(biggest, big)
             time.sleep(0.05)
         wall = time.time() - t0
-    return wall, peak, biggest, proc.returncode, report_dir, log
+    c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
+    return wall, cpu, peak, biggest, proc.returncode, report_dir, log
 
 
 def main():
@@ -176,12 +180,13 @@ def main():
         size = sum(f.stat().st_size for f in results.iterdir())
         print('\n3. aggregation: %d results generated from the real ones (%.1f MB, %.1f s), %s left out'
               % (len(names) - 1, size / 1e6, time.time() - t0, missing))
-        wall, peak, biggest, rc, report_dir, log = aggregate(results, names, tmp)
+        load0 = open('/proc/loadavg').read().split()[0]
+        wall, cpu, peak, biggest, rc, report_dir, log = aggregate(results, names, tmp)
         report = json.loads((report_dir / 'drift.json').read_text()) if (report_dir / 'drift.json').is_file() else {}
         named = report.get('pull', {}).get('not_reported') == {missing: 'no result'}
-        print('   playbooks/pull_report.yml: wall %.1f s, peak RSS %.0f MiB (process tree), largest process %.0f MiB, '
-              'exit %d, report nodes %d, drifted %d, not reported %s'
-              % (wall, peak / 1024.0, biggest / 1024.0, rc, len(report.get('nodes', {})),
+        print('   playbooks/pull_report.yml: wall %.1f s, CPU %.1f s (load %s when it started), peak RSS %.0f MiB (process '
+              'tree), largest process %.0f MiB, exit %d, report nodes %d, drifted %d, not reported %s'
+              % (wall, cpu, load0, peak / 1024.0, biggest / 1024.0, rc, len(report.get('nodes', {})),
                  len(report.get('drifted_nodes', [])), report.get('pull', {}).get('not_reported')))
         good = rc == 2 and len(report.get('nodes', {})) == args.nodes and named
         if not good:
@@ -189,7 +194,8 @@ def main():
             print(open(log).read()[-3000:])
             ok = False
         limits = wall < 30 and peak < 1024 * 1024
-        print('   limits (< 30 s, < 1 GiB): %s' % ('met' if limits else 'NOT MET'))
+        print('   limits (< 30 s wall, < 1 GiB): %s%s' % ('met' if limits else 'NOT MET', '' if limits or cpu >= 30 else
+              ' (CPU %.1f s < 30 s: the wall is the load\'s - on an idle core it is the CPU time)' % cpu))
         ok &= limits and good
     finally:
         shutil.rmtree(str(tmp), ignore_errors=True)

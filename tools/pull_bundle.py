@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -57,8 +56,8 @@ def main(argv=None):
     print('pull_bundle: %s (profile %s, Python %s): %d node(s): %s' % (
         manifest['id'], manifest['profile'], manifest['python'], len(manifest['nodes']), ', '.join(manifest['nodes'][:8])
         + (' ...' if len(manifest['nodes']) > 8 else '')))
-    print('pull_bundle: %s (%.1f MB), %s (%.1f MB)' % (out, _size(out) / 1e6, manifest['archive'],
-                                                      os.path.getsize(manifest['archive']) / 1e6))
+    print('pull_bundle: %s (%.1f MB), %s (%.1f MB)'
+          % (out, _size(out) / 1e6, manifest['archive'], os.path.getsize(manifest['archive']) / 1e6))
     return 0
 
 

@@ -47,8 +47,8 @@ def _run(argv, what, cwd=None):
         raise BundleError('%s: cannot run %s: %s' % (what, argv[0], exc.strerror or exc))
     if proc.returncode != 0:
         err = proc.stderr.decode('utf-8', 'replace').strip().splitlines()
-        raise BundleError('%s failed (exit %d): %s\n  command: %s' % (what, proc.returncode, ' | '.join(err[-5:]),
-                                                                     ' '.join(argv)))
+        raise BundleError('%s failed (exit %d): %s\n  command: %s'
+                          % (what, proc.returncode, ' | '.join(err[-5:]), ' '.join(argv)))
     return proc.stdout.decode('utf-8', 'replace')
 
 
