@@ -136,7 +136,7 @@ def aggregate(results, names, tmp):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    p = argparse.ArgumentParser(description=__doc__.split('\n', maxsplit=1)[0])
     p.add_argument('--results', default=str(REPO / 'tests' / 'fixtures' / 'pull' / 'recorded'))
     p.add_argument('--nodes', type=int, default=10000)
     p.add_argument('--dispatch-s', type=float, default=60.0,

@@ -29,7 +29,7 @@ def _size(path):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    p = argparse.ArgumentParser(description=__doc__.split('\n', maxsplit=1)[0])
     p.add_argument('-i', '--inventory', action='append', required=True, help='inventory source (repeatable)')
     p.add_argument('--profile', required=True, help='the profile group whose nodes the bundle is for')
     p.add_argument('--python', required=True, help="the nodes' Python version, e.g. 3.11 (Debian 12) or 3.12")

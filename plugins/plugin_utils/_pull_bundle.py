@@ -42,7 +42,7 @@ class BundleError(Exception):
 
 def _run(argv, what, cwd=None):
     try:
-        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
+        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, check=False)
     except OSError as exc:
         raise BundleError('%s: cannot run %s: %s' % (what, argv[0], exc.strerror or exc))
     if proc.returncode != 0:

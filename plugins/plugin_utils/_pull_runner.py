@@ -38,10 +38,10 @@ import tempfile
 import time
 
 try:
+    from http.client import HTTPConnection, HTTPSConnection
     from urllib.parse import urlsplit, quote
-    from urllib.request import Request, urlopen
 except ImportError:  # pragma: no cover - Python 2 is not a node runtime here
-    urlsplit = quote = Request = urlopen = None
+    HTTPConnection = HTTPSConnection = urlsplit = quote = None
 
 RESULT_FORMAT = 'gpufleet.pull-result/1'
 BUNDLE_FORMAT = 'gpufleet.pull-bundle/1'
@@ -417,15 +417,23 @@ def deliver(result, opts):
     url = result_url(opts['dest'], node) if opts['method'] == 'PUT' else opts['dest'].replace('{node}', quote(node))
     headers = dict(opts.get('headers') or {})
     headers.setdefault('Content-Type', 'application/json')
-    req = Request(url, data=data, headers=headers, method=opts['method'])
+    # http.client, not urllib's opener: no proxy from the environment, no redirects - the URL given is the one used
+    parts = urlsplit(url)
+    conn_class = HTTPSConnection if parts.scheme == 'https' else HTTPConnection
+    path = (parts.path or '/') + ('?' + parts.query if parts.query else '')
     try:
-        resp = urlopen(req, timeout=opts['http_timeout'])
-        code = resp.getcode()
-        resp.close()
-    except Exception as exc:  # URLError, HTTPError, socket errors: one message
+        conn = conn_class(parts.netloc, timeout=opts['http_timeout'])
+        try:
+            conn.request(opts['method'], path, body=data, headers=headers)
+            resp = conn.getresponse()
+            code, reason = resp.status, resp.reason
+            resp.read()
+        finally:
+            conn.close()
+    except Exception as exc:  # socket errors, TLS errors, a bad answer: one message
         raise PullError('%s %s failed: %s' % (opts['method'], url, exc))
     if not 200 <= code < 300:
-        raise PullError('%s %s answered %d' % (opts['method'], url, code))
+        raise PullError('%s %s failed: HTTP %d %s' % (opts['method'], url, code, reason))
     return url
 
 

@@ -193,7 +193,7 @@ def test_deliver_over_http(http_server):
     assert got[-1][2]['X-Token'] == 's3' and got[-1][2]['Content-Type'] == 'application/json'
     R.deliver({'node': 'n1'}, opts('--dest', url + '/ingest?node={node}', '--node', 'n1', '--method', 'post'))
     assert got[-1][:2] == ('POST', '/ingest?node=n1')
-    with pytest.raises(R.PullError, match=re.escape('PUT %s/refuse/n1.json failed: HTTP Error 404' % url)):
+    with pytest.raises(R.PullError, match=re.escape('PUT %s/refuse/n1.json failed: HTTP 404' % url)):
         R.deliver({}, opts('--dest', url + '/refuse/', '--node', 'n1'))
     with pytest.raises(R.PullError, match='failed'):
         R.deliver({}, opts('--dest', 'http://127.0.0.1:9/', '--node', 'n1', '--http-timeout', '2'))
