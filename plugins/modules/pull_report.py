@@ -22,8 +22,8 @@ description:
     Such nodes are also in C(unchecked), as an unreachable node is in push mode. A file that is not a result (not JSON,
     another format, a second file for one node) makes its node a failure naming the file; the others are merged.
   - Runs on the controller (action plugin, used by C(playbooks/pull_report.yml)); nothing runs on a target. Check
-    mode reports whether the files would change and writes nothing (the playbook runs it with C(check_mode: false):
-    the report is the point of the run).
+    mode reports whether the files would change and writes nothing (the playbook runs it with C(check_mode=false),
+    the report being the point of the run).
 author:
   - gpufleet contributors (@gpufleet)
 extends_documentation_fragment:
