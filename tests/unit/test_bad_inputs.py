@@ -566,8 +566,8 @@ ROWS = [
     row('pull_report', 'max_age a word', pull(max_age='soon'), 'refused', 'max_age', directory('res')),
     row('pull_report', 'template missing', pull(template=T + '/none.j2'), 'refused', 'template', directory('res')),
     row('pull_report', 'check and apply results mixed', pull(), 'refused', 'results',
-        (file('res/n1.json', json.dumps(PULL_RESULT)), file('res/n2.json', json.dumps(dict(PULL_RESULT, node='n2',
-                                                                                            mode='apply'))))),
+        (file('res/n1.json', json.dumps(PULL_RESULT)),
+         file('res/n2.json', json.dumps(dict(PULL_RESULT, node='n2', mode='apply'))))),
 
     # ------------------------------------------------------------ fleet_compare (action)
     row('fleet_compare', 'type confusion: hosts a string', {'hosts': 'gpu01'}, 'refused', 'hosts'),

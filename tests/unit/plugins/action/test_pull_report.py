@@ -17,8 +17,8 @@ def result(node, settings=(), driver='570.133.20'):
     return {'format': 'gpufleet.pull-result/1', 'kind': 'drift', 'mode': 'check', 'node': node, 'profile': 'lab_stack',
             'drift': bool(settings), 'settings': list(settings), 'consequences': [],
             'check': {'status': 'passed', 'messages': [], 'deviations': []},
-            'fleet': {'fleet': True, 'items': ['driver'], 'entry': {'profile': 'lab_stack',
-                                                                   'versions': {'driver': driver}}},
+            'fleet': {'fleet': True, 'items': ['driver'],
+                      'entry': {'profile': 'lab_stack', 'versions': {'driver': driver}}},
             'status': 'drift' if settings else 'clean', 'run_id': '9', 'written_unix': 1,
             'runner': {'wall_s': 60.5, 'cpu_s': 30.25}}
 
