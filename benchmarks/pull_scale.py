@@ -92,7 +92,7 @@ def ingest(real, n, tmp):
                              '--dir', str(recv_dir), '--port-file', str(port_file)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(100):
+        for _attempt in range(100):
             if port_file.exists():
                 break
             time.sleep(0.05)
