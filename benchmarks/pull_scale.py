@@ -137,7 +137,8 @@ def aggregate(results, names, tmp):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n', maxsplit=1)[0])
-    p.add_argument('--results', default=str(REPO / 'tests' / 'fixtures' / 'pull' / 'recorded'))
+    p.add_argument('--results', default=str(REPO / 'tests' / 'fixtures' / 'pull' / 'recorded'),
+                   help='real gpufleet-pull results (default: the recorded ones)')
     p.add_argument('--nodes', type=int, default=10000)
     p.add_argument('--dispatch-s', type=float, default=60.0,
                    help='ASSUMED seconds for Slurm to start one task on every node (not measured here)')

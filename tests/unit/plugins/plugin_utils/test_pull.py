@@ -300,3 +300,22 @@ def test_findings_name_drift_missing_and_failed_nodes():
         'did not report: n3 (no result)',
         'failed: n2 (result n2.json: apt failed)']
     assert _pull.drift_report(_pull.merge_results([item(result('n1'))], expected=['n1']))['pull']['findings'] == []
+
+
+RECORDED = os.path.join(ROOT, 'tests', 'fixtures', 'pull', 'recorded')
+
+
+def test_recorded_results_merge():
+    """REAL results gpufleet-pull delivered on lab hosts (tests/fixtures/pull/recorded/README.md)."""
+    if not os.path.isdir(RECORDED):
+        pytest.skip('no recorded results')
+    got = _pull.read_results(RECORDED)
+    assert got, 'no recorded results'
+    nodes = [g['data']['node'] for g in got]
+    m = _pull.merge_results(got, expected=nodes + ['never-reported'])
+    assert m['errors'] == {} and m['reported'] == sorted(nodes) and m['not_reported'] == ['never-reported']
+    r = _pull.drift_report(m)
+    for g in got:
+        d = g['data']
+        assert r['nodes'][d['node']]['drift'] == d['drift'] and r['nodes'][d['node']]['settings'] == d['settings']
+        assert d['runner']['wall_s'] > 0 and d['runner']['cpu_s'] > 0 and d['status'] in ('clean', 'drift')
