@@ -333,7 +333,7 @@ def apply_plan(exe, reset_exe, p, planned):
         did = done['burned'] + ['%s (reset)' % c for c in done['reset']]
         reasons = reboot_reasons(planned)
         return Failure('%s; burned before this failure: %s' % (msg, ', '.join(done['burned']) or 'none'),
-                       changed=bool(did), cards=planned, burned=list(done['burned']), reboot_required=bool(reasons),
+                       changed=bool(did), cards=planned, burned=list(done['burned']), reboot_required=any(reasons),
                        reboot_reason=reboot_text(reasons))
 
     for card in planned:
@@ -383,13 +383,25 @@ def _state_or_none(exe, pci):
     return {'flash': state['flash'], 'running': state['running']}
 
 
-def reboot_reasons(planned):
-    return ['%s (PSID %s): flash %s, running %s' % (c['pci'], c['psid'], c['after']['flash'], c['after']['running'])
-            for c in planned if c['after'] and c['after']['flash'] and c['after']['running'] != c['after']['flash']]
+def reboot_reasons(planned, check_mode=False):
+    """The cards whose flash holds firmware they do not run yet: ``(burned, would)`` lists of card texts - ``would``
+    the cards a check-mode run would burn (nothing is burned then; their ``after`` is the expected state)."""
+    burned, would = [], []
+    for c in planned:
+        if c['after'] and c['after']['flash'] and c['after']['running'] != c['after']['flash']:
+            (would if check_mode and c['action'] == 'burn' else burned).append(
+                '%s (PSID %s): flash %s, running %s' % (c['pci'], c['psid'], c['after']['flash'], c['after']['running']))
+    return burned, would
 
 
 def reboot_text(reasons):
-    return ('HCA firmware burned, waiting for a reset or reboot: %s' % '; '.join(reasons)) if reasons else ''
+    burned, would = reasons
+    parts = []
+    if burned:
+        parts.append('HCA firmware burned, waiting for a reset or reboot: %s' % '; '.join(burned))
+    if would:
+        parts.append('check mode: HCA firmware would be burned, then wait for a reset or reboot: %s' % '; '.join(would))
+    return '; '.join(parts)
 
 
 def _find_tool(p, find, option, name):
@@ -422,8 +434,8 @@ def run(p, check_mode, diff, find):
     before = dict((c['pci'], c['before']) for c in planned)
     if changed and not check_mode:
         apply_plan(exe, reset_exe, p, planned)
-    reasons = reboot_reasons(planned)
-    result = dict(changed=changed, cards=planned, reboot_required=bool(reasons), reboot_reason=reboot_text(reasons))
+    reasons = reboot_reasons(planned, check_mode)
+    result = dict(changed=changed, cards=planned, reboot_required=any(reasons), reboot_reason=reboot_text(reasons))
     if images is not None:
         result['bundle'] = images
     if changed or diff:

@@ -155,6 +155,9 @@ def test_check_burn_pending_reboot_running(one_card, run_module):
     assert res['diff'] == {'before': {'0000:3b:00.0': {'flash': OLD, 'running': OLD}},
                            'after': {'0000:3b:00.0': {'flash': NEW, 'running': OLD}}}
     assert res['reboot_required'] is True
+    # nothing was burned: the reason says what would happen, never "burned" (a rollout --check journals it)
+    assert res['reboot_reason'] == ('check mode: HCA firmware would be burned, then wait for a reset or reboot: '
+                                    '0000:3b:00.0 (PSID MT_0000000228): flash 20.36.1012, running 20.35.1012')
     assert sorted((i['psid'], i['version']) for i in res['bundle']) == [(CX6, OLD), (CX6, NEW)]
     assert [c for c in one_card.calls() if c.startswith('-d')] == ['-d 0000:3b:00.0 q']
     # apply: burned, the flash shows it, the card still runs the old firmware
@@ -175,6 +178,21 @@ def test_check_burn_pending_reboot_running(one_card, run_module):
     res = run_module(hca_firmware.main, dict(one_card.args(), _ansible_check_mode=True))
     assert not res['changed'] and not res['reboot_required'] and res['reboot_reason'] == ''
     assert res['cards'][0]['action'] == 'none' and res['cards'][0]['before'] == {'flash': NEW, 'running': NEW}
+
+
+def test_check_mode_reason_tells_burned_from_would_burn(two_cards, run_module):
+    # card 1 burned by an earlier run (pending reset), card 2 to burn: check mode names each for what it is
+    two_cards.image('cx6.bin', CX6, NEW)
+    two_cards.image('cx6dx.bin', CX6DX, '22.28.1002')
+    versions = {CX6: NEW, CX6DX: '22.28.1002'}
+    run_module(hca_firmware.main, two_cards.args(version=None, versions=versions, devices=['0000:3b:00.0']))
+    res = run_module(hca_firmware.main, dict(two_cards.args(version=None, versions=versions), _ansible_check_mode=True))
+    assert [c['action'] for c in res['cards']] == ['pending-reset', 'burn'] and res['reboot_required'], res
+    assert len(two_cards.burns()) == 1
+    assert res['reboot_reason'] == (
+        'HCA firmware burned, waiting for a reset or reboot: 0000:3b:00.0 (PSID MT_0000000228): flash 20.36.1012, '
+        'running 20.35.1012; check mode: HCA firmware would be burned, then wait for a reset or reboot: '
+        '0000:86:00.0 (PSID MT_0000000359): flash 22.28.1002, running 22.27.1016')
 
 
 def test_mlxfwreset_loads_the_burned_image(one_card, run_module):
