@@ -151,6 +151,7 @@ CHECK_PLAY = r'''
           - hca_firmware_cards[0].after.flash == '20.36.1012'
           - hca_firmware_cards[0].after.running == '20.35.1012'
           - hca_firmware_reboot_required
+          - "hca_firmware_reboot_reason is search('^check mode. HCA firmware would be burned, then wait for a reset')"
 
     - name: The staged bundle is gone
       ansible.builtin.stat:
