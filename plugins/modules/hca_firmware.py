@@ -189,8 +189,8 @@ reboot_required:
 reboot_reason:
   description:
     - The cards that wait for a reset, with their flash and running versions; empty when none.
-    - In check mode the cards that would be burned are named after C(check mode: HCA firmware would be burned, then
-      wait for a reset or reboot:) - nothing is burned in check mode.
+    - "In check mode the cards that would be burned are named after C(check mode: HCA firmware would be burned, then
+      wait for a reset or reboot:) - nothing is burned in check mode."
   returned: always
   type: str
   sample: "HCA firmware burned, waiting for a reset or reboot: 0000:3b:00.0 (PSID MT_0000000228): flash 20.36.1012, running 20.35.1012"
