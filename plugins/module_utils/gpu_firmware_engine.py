@@ -384,9 +384,11 @@ def apply_runs(p, runs, planned, record, boot_id, exe, write):
     return said
 
 
-def reboot_text(planned, said=None):
+def reboot_text(planned, said=None, check_mode=False):
+    """Why a reboot is required: the GPUs whose VBIOS waits for a reset or needs a power cycle. In check mode the GPUs
+    only planned for an update are said as such (nothing was updated; their ``after`` is the expected state)."""
     said = said or {}
-    parts = []
+    parts, would = [], []
     for g in planned:
         after = g.get('after') or g['before']
         if g['action'] == 'pending-power-cycle':
@@ -394,10 +396,17 @@ def reboot_text(planned, said=None):
                          'power-cycle the node (or the update did not take)' % (g['index'], g['pci'], g['model'],
                                                                                 g['running'], g['wanted']))
         elif after.get('staged'):
-            parts.append('GPU %s %s (%s): runs %s, %s waits for a reset%s'
-                         % (g['index'], g['pci'], g['model'], after['running'], after['staged'],
-                            (' (the tool said: %s)' % said[g['index']]) if g['index'] in said else ''))
-    return ('VBIOS updated, pending until a GPU reset, reboot or power cycle: %s' % '; '.join(parts)) if parts else ''
+            (would if check_mode and g['action'] == 'update' else parts).append(
+                'GPU %s %s (%s): runs %s, %s waits for a reset%s'
+                % (g['index'], g['pci'], g['model'], after['running'], after['staged'],
+                   (' (the tool said: %s)' % said[g['index']]) if g['index'] in said else ''))
+    out = []
+    if parts:
+        out.append('VBIOS updated, pending until a GPU reset, reboot or power cycle: %s' % '; '.join(parts))
+    if would:
+        out.append('check mode: VBIOS would be updated, then wait for a GPU reset, reboot or power cycle: %s'
+                   % '; '.join(would))
+    return '; '.join(out)
 
 
 # ---------------------------------------------------------------- the module
@@ -449,7 +458,7 @@ def run(p, check_mode, diff, find, write):
     said = {}
     if changed and not check_mode:
         said = apply_runs(p, runs, planned, record, boot_id, exe, write)
-    reason = reboot_text(planned, said)
+    reason = reboot_text(planned, said, check_mode)
     result.update(changed=changed, reboot_required=bool(reason), reboot_reason=reason)
     if changed or diff:
         result['diff'] = dict(before=before, after=dict((g['pci'] or str(g['index']), g['after']) for g in planned))

@@ -135,6 +135,10 @@ def test_update_pending_reboot_running(tmp_path, run_module):
                                '%s --bus 0000:c1:00.0 --image %s/a5000.img' % (lab.flash, lab.bundle)]
     assert res['diff']['after']['0000:81:00.0'] == {'running': A5000_OLD, 'staged': NEW}
     assert lab.calls() == [] and not (tmp_path / 'var').exists()
+    # a plan, not an update: check mode's reboot reason says what would happen (a rollout --check journals it)
+    assert res['reboot_required'], res
+    assert res['reboot_reason'].startswith('check mode: VBIOS would be updated, then wait for a GPU reset'), res
+    assert 'VBIOS updated' not in res['reboot_reason'], res
     # the update: read back shows the old VBIOS (pending), the tool says a reboot is required
     res = _run(run_module, lab.params())
     assert res['changed'] and res['reboot_required'], res
