@@ -187,6 +187,14 @@ def run_play(tmp_path):
     return _run
 
 
+def pytest_collection_modifyitems(config, items):  # pylint: disable=unused-argument
+    """A test that runs a playbook through ``run_play`` is a ``playbook`` test (pytest.ini), as are the files that
+    call ansible-playbook themselves (``pytestmark``): compat's CI run leaves them to compat-full."""
+    for item in items:
+        if 'run_play' in getattr(item, 'fixturenames', ()):
+            item.add_marker(pytest.mark.playbook)
+
+
 def _damaged(text, seed=0, none=False):
     """Cut and garbled copies of ``text`` (deterministic): cut at fractions of its length and at line
     boundaries, 40 copies with three lines each truncated, replaced by noise, deleted or with digits

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.playbook  # runs ansible-playbook: compat's CI run leaves it to compat-full
+
 REPO = Path(__file__).resolve().parents[3]
 LIST = REPO / 'tests' / 'unit' / 'fixtures' / 'excerpts' / 'nvidia_smi' / 'list-L-8xA100-80GB-superbench.txt'
 STANDIN = REPO / 'tests' / 'fixtures' / 'hand_made' / 'container_gpus' / 'docker_standin_HANDMADE.py'

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.playbook  # runs ansible-playbook: compat's CI run leaves it to compat-full
+
 REPO = Path(__file__).resolve().parents[3]
 FIX = REPO / 'tests' / 'unit' / 'fixtures'
 HAND = FIX / 'hand_made' / 'fabric' / 'ndr-3hca-climbing-HANDMADE'

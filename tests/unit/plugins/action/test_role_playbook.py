@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.playbook  # runs ansible-playbook: compat's CI run leaves it to compat-full
+
 REPO_ROOT = Path(__file__).resolve().parents[4]
 
 PLAYBOOK = """
