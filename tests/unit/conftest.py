@@ -188,8 +188,9 @@ def run_play(tmp_path):
 
 
 def pytest_collection_modifyitems(config, items):  # pylint: disable=unused-argument
-    """A test that runs a playbook through ``run_play`` is a ``playbook`` test (pytest.ini), as are the files that
-    call ansible-playbook themselves (``pytestmark``): compat's CI run leaves them to compat-full."""
+    """A test that runs a role or playbook through ``run_play`` is a ``playbook`` test (pytest.ini), as are the role
+    and playbook test files that call ansible-playbook themselves (``pytestmark``): compat's CI run leaves them to
+    compat-full. A module's own run (``run_adhoc``, ``replay.run_playbook``) is not one."""
     for item in items:
         if 'run_play' in getattr(item, 'fixturenames', ()):
             item.add_marker(pytest.mark.playbook)
