@@ -32,7 +32,7 @@ _BLOCK = b'\x5a' * (1 << 20)
 
 def _sha256():
     h = hashlib.sha256()
-    for _ in range(256):
+    for _block in range(256):
         h.update(_BLOCK)
     return h.hexdigest()
 
@@ -41,13 +41,13 @@ _DOC = {'k%d' % i: {'name': 'gpu%d' % i, 'values': list(range(40)), 'ok': True} 
 
 
 def _json():
-    for _ in range(20):
+    for _round in range(20):
         json.loads(json.dumps(_DOC))
 
 
 def best(fn, runs):
     times = []
-    for _ in range(runs):
+    for _run in range(runs):
         t = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t)
