@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import time
+import timeit
 
 
 def _python():
@@ -46,12 +46,7 @@ def _json():
 
 
 def best(fn, runs):
-    times = []
-    for _run in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+    return min(timeit.repeat(fn, number=1, repeat=runs))
 
 
 def main():
