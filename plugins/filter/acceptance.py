@@ -10,14 +10,11 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 from ansible.utils.display import Display
 
-from ansible_collections.gpufleet.cluster.plugins.plugin_utils._baselines import (
-    RENAMED_KEYS,
-    canonical_overrides,
-    host_thresholds,
-)
 
-
+# Imports inside the filters, not here: docs/architecture.md, "Filter plugins load cheaply".
 def acceptance_thresholds(spec):
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils._baselines import RENAMED_KEYS, canonical_overrides, host_thresholds
+
     if not isinstance(spec, dict):
         raise AnsibleFilterError('acceptance_thresholds needs a dict (gpu_model, hcas, overrides, rdma_test, gpu_burn_fp64_tc), '
                                  'got %s' % type(spec).__name__)

@@ -10,41 +10,35 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.cluster.plugins.plugin_utils._bench_tools import (
-    BenchToolsError,
-    apt_pin,
-    install_specs,
-    missing_tools,
-    package_state,
-    program_results,
-)
 
+# Imports inside the filters, not here: docs/architecture.md, "Filter plugins load cheaply".
+def _wrap(name, func_name, *args):
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils import _bench_tools
 
-def _wrap(name, func, *args):
     try:
-        return func(*args)
-    except BenchToolsError as exc:
+        return getattr(_bench_tools, func_name)(*args)
+    except _bench_tools.BenchToolsError as exc:
         raise AnsibleFilterError('%s: %s' % (name, exc))
 
 
 def bench_tools_apt_pin(version):
-    return _wrap('bench_tools_apt_pin', apt_pin, version)
+    return _wrap('bench_tools_apt_pin', 'apt_pin', version)
 
 
 def bench_tools_package_state(output, wanted):
-    return _wrap('bench_tools_package_state', package_state, output, wanted)
+    return _wrap('bench_tools_package_state', 'package_state', output, wanted)
 
 
 def bench_tools_install_specs(output, wanted, names):
-    return _wrap('bench_tools_install_specs', install_specs, output, wanted, names)
+    return _wrap('bench_tools_install_specs', 'install_specs', output, wanted, names)
 
 
 def bench_tools_found(lines, programs):
-    return _wrap('bench_tools_found', program_results, lines, programs)
+    return _wrap('bench_tools_found', 'program_results', lines, programs)
 
 
 def bench_tools_missing(results, packages, installed=None):
-    return _wrap('bench_tools_missing', missing_tools, results, packages, installed)
+    return _wrap('bench_tools_missing', 'missing_tools', results, packages, installed)
 
 
 class FilterModule(object):

@@ -9,10 +9,11 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.cluster.plugins.plugin_utils._bond_input import BondInputError, input_problems, with_defaults
 
-
+# Imports inside the filters, not here: docs/architecture.md, "Filter plugins load cheaply".
 def bond_input_problems(bonds, present, backend='auto'):
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils._bond_input import BondInputError, input_problems
+
     try:
         return input_problems(bonds, present, backend)
     except BondInputError as exc:
@@ -20,6 +21,8 @@ def bond_input_problems(bonds, present, backend='auto'):
 
 
 def bond_input_defaults(bonds):
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils._bond_input import BondInputError, with_defaults
+
     try:
         return with_defaults(bonds)
     except BondInputError as exc:

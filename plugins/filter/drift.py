@@ -7,10 +7,11 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.cluster.plugins.plugin_utils._drift import build_report
 
-
+# Imports inside the filters, not here: docs/architecture.md, "Filter plugins load cheaply".
 def drift_report(changes, nodes, checks, gpu_nodes, check_mode=True):
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils._drift import build_report
+
     return build_report(changes, list(nodes or []), dict(checks or {}), list(gpu_nodes or []), bool(check_mode))
 
 

@@ -9,26 +9,27 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.cluster.plugins.plugin_utils import _firewall
 
+# Imports inside the filters, not here: docs/architecture.md, "Filter plugins load cheaply".
+def _call(func_name, *args):
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils import _firewall
 
-def _call(function, *args):
     try:
-        return function(*args)
+        return getattr(_firewall, func_name)(*args)
     except _firewall.FirewallInputError as exc:
         raise AnsibleFilterError(str(exc))
 
 
 def firewall_input_problems(spec, rules_vars=None):
-    return _call(_firewall.input_problems, spec, rules_vars or {})
+    return _call('input_problems', spec, rules_vars or {})
 
 
 def firewall_ruleset(spec, rules_vars=None):
-    return _call(_firewall.render, spec, rules_vars or {})
+    return _call('render', spec, rules_vars or {})
 
 
 def firewall_lockout_problems(spec, rules_vars, connection):
-    return _call(_firewall.lockout_problems, spec, rules_vars or {}, connection)
+    return _call('lockout_problems', spec, rules_vars or {}, connection)
 
 
 class FilterModule(object):

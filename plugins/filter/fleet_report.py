@@ -9,11 +9,11 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.cluster.plugins.plugin_utils._outliers import OutlierError, find_outliers
-from ansible_collections.gpufleet.cluster.plugins.plugin_utils._report_html import build_html
 
-
+# Imports inside the filters, not here: docs/architecture.md, "Filter plugins load cheaply".
 def acceptance_outliers(report, history=None, percent=5, rungs=None, fail_hosts=None):
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils._outliers import OutlierError, find_outliers
+
     try:
         return find_outliers(report, history, percent, rungs, fail_hosts)
     except OutlierError as exc:
@@ -21,6 +21,8 @@ def acceptance_outliers(report, history=None, percent=5, rungs=None, fail_hosts=
 
 
 def fleet_report_html(acceptance, site=None, drift=None, journals=None, title='gpufleet fleet report'):
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils._report_html import build_html
+
     if not isinstance(acceptance, dict):
         raise AnsibleFilterError('fleet_report_html needs the acceptance report (a dict), got %s' % type(acceptance).__name__)
     return build_html(acceptance, site=site, drift=drift, journals=journals, title=title)

@@ -10,22 +10,27 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.cluster.plugins.plugin_utils import _job_slice
+
+# Imports inside the filters, not here: docs/architecture.md, "Filter plugins load cheaply".
+def _call(func_name, *args):
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils import _job_slice
+
+    try:
+        return getattr(_job_slice, func_name)(*args)
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc))
 
 
-def _wrap(func):
-    def run(*args):
-        try:
-            return func(*args)
-        except ValueError as exc:
-            raise AnsibleFilterError(str(exc))
-    run.__name__ = func.__name__
-    return run
+def job_slice(*args):
+    return _call('job_slice', *args)
 
 
-job_slice = _wrap(_job_slice.job_slice)
-merge_slices = _wrap(_job_slice.merge_slices)
-merge_slices_apply = _wrap(_job_slice.merge_slices_apply)
+def merge_slices(*args):
+    return _call('merge_slices', *args)
+
+
+def merge_slices_apply(*args):
+    return _call('merge_slices_apply', *args)
 
 
 class FilterModule(object):

@@ -10,14 +10,11 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.cluster.plugins.plugin_utils._driver_packages import (
-    PackageStateError,
-    installed_version,
-    package_state,
-)
 
-
+# Imports inside the filters, not here: docs/architecture.md, "Filter plugins load cheaply".
 def driver_package_state(output, version, versioned, unversioned=None):
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils._driver_packages import PackageStateError, package_state
+
     try:
         return package_state(output, version, versioned, unversioned or [])
     except PackageStateError as exc:
@@ -25,6 +22,8 @@ def driver_package_state(output, version, versioned, unversioned=None):
 
 
 def driver_installed_version(output):
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils._driver_packages import PackageStateError, installed_version
+
     try:
         return installed_version(output)
     except PackageStateError as exc:

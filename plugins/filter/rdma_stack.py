@@ -10,13 +10,15 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.cluster.plugins.module_utils.ofed_info import parse_ofed_info_short
 
+# Imports inside the filters, not here: docs/architecture.md, "Filter plugins load cheaply".
 # The keys of the role's rdma_stack_ofed (the parser's flavor and base are not part of it).
 KEYS = ('raw', 'distribution', 'version')
 
 
 def ofed_info_version(output):
+    from ansible_collections.gpufleet.cluster.plugins.module_utils.ofed_info import parse_ofed_info_short
+
     if output is None:
         output = ''
     if isinstance(output, (list, tuple)):

@@ -9,10 +9,11 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.cluster.plugins.plugin_utils._rollout import PlanError, cap_blockers, done_hosts, plan_batches
 
-
+# Imports inside the filters, not here: docs/architecture.md, "Filter plugins load cheaply".
 def rollout_batches(hosts, serial, partitions=None, cap=None):
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils._rollout import PlanError, plan_batches
+
     try:
         return plan_batches(hosts, serial, partitions, cap)
     except PlanError as exc:
@@ -20,6 +21,8 @@ def rollout_batches(hosts, serial, partitions=None, cap=None):
 
 
 def rollout_cap_blockers(host, batch, partitions, out_of_service, cap, names=None):
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils._rollout import PlanError, cap_blockers
+
     try:
         return cap_blockers(host, batch, partitions, out_of_service, cap, names)
     except PlanError as exc:
@@ -27,6 +30,8 @@ def rollout_cap_blockers(host, batch, partitions, out_of_service, cap, names=Non
 
 
 def rollout_done_hosts(journal, rollout_id, lock_id):
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils._rollout import done_hosts
+
     return done_hosts(journal, rollout_id, lock_id)
 
 

@@ -9,47 +9,44 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.cluster.plugins.plugin_utils._sshd_probe import (
-    ProbeError, algorithm_problems, effective_mismatch, probe_facts,
-)
-from ansible_collections.gpufleet.cluster.plugins.plugin_utils._sshd_input import (
-    InputError, input_problems, moduli_without_small,
-)
+
+# Imports inside the filters, not here: docs/architecture.md, "Filter plugins load cheaply".
+def _probe(func_name, *args):
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils import _sshd_probe
+
+    try:
+        return getattr(_sshd_probe, func_name)(*args)
+    except _sshd_probe.ProbeError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
+def _input(func_name, *args):
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils import _sshd_input
+
+    try:
+        return getattr(_sshd_input, func_name)(*args)
+    except _sshd_input.InputError as exc:
+        raise AnsibleFilterError(str(exc))
 
 
 def sshd_probe_facts(lines):
-    try:
-        return probe_facts(lines)
-    except ProbeError as exc:
-        raise AnsibleFilterError(str(exc))
+    return _probe('probe_facts', lines)
 
 
 def sshd_algorithm_problems(facts, algorithm_vars, algorithms):
-    try:
-        return algorithm_problems(facts, algorithm_vars, algorithms)
-    except ProbeError as exc:
-        raise AnsibleFilterError(str(exc))
+    return _probe('algorithm_problems', facts, algorithm_vars, algorithms)
 
 
 def sshd_config_mismatch(lines, expected, host_key_paths, sftp_line=''):
-    try:
-        return effective_mismatch(lines, expected, host_key_paths, sftp_line)
-    except ProbeError as exc:
-        raise AnsibleFilterError(str(exc))
+    return _probe('effective_mismatch', lines, expected, host_key_paths, sftp_line)
 
 
 def sshd_input_problems(pattern_lists, extra_settings, managed_keywords):
-    try:
-        return input_problems(pattern_lists, extra_settings, managed_keywords)
-    except InputError as exc:
-        raise AnsibleFilterError(str(exc))
+    return _input('input_problems', pattern_lists, extra_settings, managed_keywords)
 
 
 def sshd_moduli_without_small(text, min_bits):
-    try:
-        return moduli_without_small(text, min_bits)
-    except InputError as exc:
-        raise AnsibleFilterError(str(exc))
+    return _input('moduli_without_small', text, min_bits)
 
 
 class FilterModule(object):

@@ -9,10 +9,11 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.cluster.plugins.plugin_utils._ssh_lockout import SettingsError, lockout_problems
 
-
+# Imports inside the filters, not here: docs/architecture.md, "Filter plugins load cheaply".
 def ssh_lockout_problems(login, settings=None, names=None, check_listen=True, need_connection=True):
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils._ssh_lockout import SettingsError, lockout_problems
+
     try:
         return lockout_problems(login, settings, names, bool(check_listen), bool(need_connection))
     except SettingsError as exc:

@@ -9,28 +9,30 @@ from __future__ import absolute_import, division, print_function
 
 __metaclass__ = type
 
-from ansible_collections.gpufleet.cluster.plugins.plugin_utils._version_lock import (
-    fabricmanager_errors,
-    lock_errors,
-    lock_expectations,
-    lock_fabricmanager,
-)
 
-
+# Imports inside the filters, not here: docs/architecture.md, "Filter plugins load cheaply".
 def version_lock_errors(lock, name='gpufleet_lock', provider=None, cdi=False):
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils._version_lock import lock_errors
+
     return lock_errors(lock, name, provider, cdi)
 
 
 def version_lock_expectations(lock):
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils._version_lock import lock_expectations
+
     return lock_expectations(lock)
 
 
 def version_lock_fabricmanager(lock):
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils._version_lock import lock_fabricmanager
+
     return lock_fabricmanager(lock)
 
 
 def version_lock_fabricmanager_errors(fabricmanager, driver, fabricmanager_name='fabricmanager_version',
                                       driver_name='nvidia_driver_version'):
+    from ansible_collections.gpufleet.cluster.plugins.plugin_utils._version_lock import fabricmanager_errors
+
     return fabricmanager_errors(fabricmanager, driver, fabricmanager_name, driver_name)
 
 
