@@ -198,3 +198,13 @@ def test_a_flagged_figure_never_becomes_the_reference():
     # the next run with the same figure: the flagged run is history now, the reference is still 100
     again = find_outliers(rep, [_hm_report({'a': 100.0}), first], 5)
     assert _flagged(again) == {('a', 'nccl_bench')} and again == first
+
+
+def test_the_input_report_is_left_as_it_was(fig):
+    # find_outliers marks a copy (its own new dicts and lists, not copy.deepcopy: see _outliers._copy)
+    report = F.report(F.results(fig))
+    before = json.dumps(report, sort_keys=True)
+    out = find_outliers(report, [F.history(fig)], 5, fail_hosts=['gpu-a06'])
+    assert out['nodes']['gpu-a06']['status'] == 'failed'
+    assert json.dumps(report, sort_keys=True) == before
+    assert out['nodes'] is not report['nodes'] and out['nodes']['gpu-a06']['rungs'] is not report['nodes']['gpu-a06']['rungs']
