@@ -6,8 +6,8 @@
 ansible-core resolves a gpufleet.cluster.* filter by loading every file in plugins/filter, in each task's worker
 process, compiling the collection's Python from source each time. A filter file that imports its plugin_utils (or
 netaddr) at load time makes every task that uses any of the collection's filters pay for all of them. Checked in a
-fresh interpreter, as a worker starts: the names the files pull in at load time, then that each filter still runs
-and imports its own logic when called."""
+fresh interpreter, as a worker starts: the names the files pull in at load time, then that one filter still imports
+its logic when called (every filter's own unit tests run it through FilterModule)."""
 
 from __future__ import absolute_import, division, print_function
 
