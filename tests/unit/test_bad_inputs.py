@@ -49,7 +49,7 @@ IRQ_TREE = HAND / 'irq' / 'two-socket-mlx5-numa1-HANDMADE'
 ROCE_TREE = HAND / 'roce' / 'cx6-roce-HANDMADE'
 HANG_SECONDS = 60
 
-MODULES = ('bond_facts', 'container_gpus', 'dcgm_diag', 'docker_daemon_json', 'fabric_health', 'fleet_compare', 'fw_facts',
+MODULES = ('bond_facts', 'container_gpus', 'dcgm_diag', 'docker_daemon_json', 'fabric_health', 'file_set', 'fleet_compare', 'fw_facts',
            'gpu_burn', 'gpu_facts', 'gpu_firmware', 'gpu_settings', 'hca_firmware', 'ib_fabric_info', 'ib_port_facts',
            'irq_affinity', 'kernel_boot', 'nccl_bench',
            'nft_table', 'node_compare', 'node_facts',
@@ -187,6 +187,14 @@ def bond_tree_garbage_mtu(ctx):
     mtu = ctx.tree / 'root' / 'sys' / 'class' / 'net' / 'bond0'
     mtu.mkdir(parents=True)
     (mtu / 'mtu').write_bytes(ASCII_GARBAGE)
+
+
+def net_file(rel='etc/net/a.network', data='[Match]\nName=eth1\n', mode=0o644):
+    """A regular file with a fixed mode (file_set compares the mode too)."""
+    def _make(ctx):
+        file(rel, data)(ctx)
+        (ctx.tree / rel).chmod(mode)
+    return _make
 
 
 def daemon_json(text='{\n  "log-level": "warn"\n}\n'):
@@ -552,6 +560,47 @@ ROWS = [
     row('docker_daemon_json', 'dockerd prints garbage and fails',
         docker(config={'debug': True}, validate=True, dockerd_path=T + '/bin/dockerd'),
         'clean-failure', setup=(daemon_json(), tool('dockerd', GARBAGE, rc=1))),
+
+    # ------------------------------------------------------------ file_set (every row leaves the tree as it was)
+    row('file_set', 'type confusion: files a string', {'files': T + '/etc/net/a.network'}, 'refused', 'files',
+        net_file()),
+    row('file_set', 'type confusion: content a list', {'files': [{'path': T + '/etc/net/a.network', 'content': ['x']}]},
+        'refused', 'files', net_file()),
+    row('file_set', 'type confusion: mode a number (unquoted 0644)',
+        {'files': [{'path': T + '/etc/net/a.network', 'content': 'x', 'mode': 420}]}, 'refused', 'files', net_file()),
+    row('file_set', 'unknown key in a file', {'files': [{'path': T + '/etc/net/a.network', 'content': 'x', 'src': 'y'}]},
+        'refused', 'files', net_file()),
+    row('file_set', 'empty path', {'files': [{'path': '', 'content': 'x'}]}, 'refused', 'files', net_file()),
+    row('file_set', 'empty files and nothing to remove', {'files': [], 'remove': [T + '/etc/net/*.netdev']}, 'no-change',
+        setup=net_file()),
+    row('file_set', 'NUL in path', {'files': [{'path': T + '/etc/net/a.network' + NUL, 'content': 'x'}]}, 'refused',
+        'files', net_file()),
+    row('file_set', 'NUL in a remove pattern', {'files': [], 'remove': [T + '/etc/net/*' + NUL]}, 'refused', 'remove',
+        net_file()),
+    row('file_set', 'relative path', {'files': [{'path': 'etc/net/a.network', 'content': 'x'}]}, 'refused', 'files',
+        net_file()),
+    row('file_set', 'path traversal ../', {'files': [{'path': T + '/etc/net/../net/a.network', 'content': 'x'}]},
+        'refused', 'files', net_file()),
+    row('file_set', 'duplicate path (two spellings)', {'files': [{'path': T + '/etc/net/b.network', 'content': 'x'},
+        {'path': T + '/etc/net/./b.network', 'content': 'y'}]}, 'refused', 'files', net_file()),
+    row('file_set', 'path is a directory', {'files': [{'path': T + '/etc/net', 'content': 'x'}]}, 'refused', 'files',
+        net_file()),
+    row('file_set', 'path is a symlink', {'files': [{'path': T + '/etc/net/l.network', 'content': 'x'}]}, 'refused',
+        'files', (net_file(), symlink('etc/net/l.network', '@T@/etc/net/a.network'))),
+    row('file_set', 'path is a FIFO', {'files': [{'path': T + '/etc/net/f.network', 'content': 'x'}]}, 'refused',
+        'files', (net_file(), fifo('etc/net/f.network'))),
+    row('file_set', 'parent is a file', {'files': [{'path': T + '/etc/net/a.network/x', 'content': 'x'}]}, 'refused',
+        'files', net_file()),
+    row('file_set', 'bad mode', {'files': [{'path': T + '/etc/net/a.network', 'content': 'x', 'mode': 'rw-r--r--'}]},
+        'refused', 'files', net_file()),
+    row('file_set', 'relative remove pattern', {'files': [], 'remove': ['*.network']}, 'refused', 'remove', net_file()),
+    row('file_set', 'glob in the directory part of a remove pattern', {'files': [], 'remove': [T + '/etc/*/a.network']},
+        'refused', 'remove', net_file()),
+    row('file_set', 'remove pattern under a file', {'files': [], 'remove': [T + '/etc/net/a.network/*']}, 'refused',
+        'remove', net_file()),
+    row('file_set', 'unknown option', {'files': [], 'bogus': 1}, 'refused', 'bogus'),
+    row('file_set', 'file as wanted, pattern matching it', {'files': [{'path': T + '/etc/net/a.network',
+        'content': '[Match]\nName=eth1\n'}], 'remove': [T + '/etc/net/*.network']}, 'no-change', setup=net_file()),
 
     # ------------------------------------------------------------ pull_report (action; writes only into dest, outside
     # the tree, and every row fails before writing)
