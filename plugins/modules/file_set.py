@@ -30,7 +30,7 @@ description:
   - Files are written as the user the module runs as (root with C(become)); a new file belongs to that user and
     its group unless C(owner) and C(group) are given.
 author:
-  - gpufleet contributors (@gpufleet)
+  - gpufleet maintainers (@gpufleet)
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
 attributes:

@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 import os
+import resource
+import signal
 import stat
 
 import pytest
@@ -272,16 +274,27 @@ def test_failing_write_leaves_old_files_and_no_temp_file(net, run_module, monkey
     assert sorted(p.name for p in net.iterdir()) == ['b.member.eth9.network', 'b.netdev', 'b.network']
 
 
-def test_unwritable_directory_fails_cleanly(net, run_module):
-    if os.geteuid() == 0:
-        pytest.skip('root writes into a read-only directory')
-    net.chmod(0o555)
+def test_write_refused_by_the_kernel_fails_cleanly_and_keeps_the_old_files(net, run_module):
+    """A real write failure, also as root (CI runs as root, where a read-only directory does not stop a write): the
+    kernel's file size limit (RLIMIT_FSIZE, SIGXFSZ ignored) makes the write of the second, 2 MiB file fail with
+    EFBIG. The first file is written whole, the second keeps its old content, no temp file is left."""
+    run_module(file_set.main, dict(files=files(net)))
+    changed = files(net)
+    changed[0]['content'] = 'new netdev\n'
+    changed[1]['content'] = 'x' * (2 << 20)
+    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    old_limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, old_limit[1]))
     try:
-        res = run_module(file_set.main, dict(files=files(net)))
+        res = run_module(file_set.main, dict(files=changed))
     finally:
-        net.chmod(0o755)
-    assert res['failed'] and not res['changed'] and 'files[0].path' in res['msg'], res
-    assert list(net.iterdir()) == []
+        resource.setrlimit(resource.RLIMIT_FSIZE, old_limit)
+        signal.signal(signal.SIGXFSZ, old_handler)
+    assert res['failed'] and res['changed'] and res['failed_path'] == str(net / 'b.network'), res
+    assert 'files[1].path' in res['msg'] and 'Traceback' not in res['msg'], res
+    assert (net / 'b.netdev').read_text() == 'new netdev\n'
+    assert (net / 'b.network').read_text() == NETWORK
+    assert sorted(p.name for p in net.iterdir()) == ['b.netdev', 'b.network']
 
 
 def test_engine_check_files_keys_and_defaults(tmp_path):
