@@ -113,3 +113,40 @@ def test_numa_splits_cpus_and_memory_and_adds_the_node1_bridge(labvm):
     assert argv[8:] == ['-device', 'pxb-pcie,id=pxb1,bus_nr=64,numa_node=1,bus=pcie.0,addr=0x10']
     odd = labvm.numa_argv(2, 1023)
     assert 'size=511M' in odd[1] and 'size=512M' in odd[5] and 'cpus=0-0' in odd[3] and 'cpus=1-1' in odd[7]
+
+
+def test_boot_leaves_out_unused_modules_but_not_the_ones_the_tiers_load(labvm, monkeypatch, tmp_path):
+    """The kernel command line keeps udev from loading what a TCG guest never uses (module_blacklist=), and
+    GPUFLEET_LABVM_BOOT=stock boots without it (nor no5lvl). The list must never hold a module the roles or the VM
+    tier load (the rdma_stack role's defaults, Soft-RoCE, bonding, VLANs, the loop device)."""
+    image = tmp_path / 'image'
+    image.mkdir()
+    started = []
+
+    class FakeProc(object):
+        def __init__(self, argv, **kw):
+            self.pid = 10000 + len(started)
+            started.append(argv)
+
+    ports = iter(range(40100, 40200))
+    monkeypatch.setattr(labvm, 'current_image', lambda: str(image))
+    monkeypatch.setattr(labvm, 'run', lambda *a, **kw: None)
+    monkeypatch.setattr(labvm, 'free_port', lambda *a, **kw: next(ports))
+    monkeypatch.setattr(labvm, 'pid_alive', lambda pid: pid >= 10000)
+    monkeypatch.setattr(labvm.subprocess, 'Popen', FakeProc)
+
+    labvm.up_vm('vmm-a', 1024, [])
+    monkeypatch.setenv('GPUFLEET_LABVM_BOOT', 'stock')
+    labvm.up_vm('vmm-b', 1024, [])
+    cmdlines = [argv[argv.index('-append') + 1].split() for argv in started]
+    listed = [a for a in cmdlines[0] if a.startswith('module_blacklist=')]
+    assert listed == ['module_blacklist=' + ','.join(labvm.BOOT_MODULE_BLACKLIST)]
+    assert 'no5lvl' in cmdlines[0]
+    assert not [a for a in cmdlines[1] if a.startswith('module_blacklist=') or a == 'no5lvl']
+
+    with open(os.path.join(REPO, 'roles', 'rdma_stack', 'defaults', 'main.yml')) as f:
+        line = [x for x in f if x.startswith('rdma_stack_kernel_modules:')][0]
+    role_modules = [m.strip() for m in line.split('[', 1)[1].split(']', 1)[0].split(',')]
+    used = set(role_modules) | {'rdma_rxe', 'ib_core', 'ib_uverbs', 'bonding', '8021q', 'loop', 'crc32_generic',
+                                'crc32_pclmul', 'crc32c_intel', 'virtio_net', 'virtio_blk', 'ext4'}
+    assert 'mlx5_ib' in used and not used & set(labvm.BOOT_MODULE_BLACKLIST)
