@@ -27,6 +27,29 @@ def labvm(tmp_path, monkeypatch):
     return mod
 
 
+@pytest.fixture
+def fake_qemu(labvm, monkeypatch, tmp_path):
+    """labvm's up_vm with nothing started: an empty image directory, free ports from a counter, every fake pid
+    alive, the qemu command lines collected in the returned list."""
+    image = tmp_path / 'image'
+    image.mkdir()
+    started = []
+
+    class FakeProc(object):
+        def __init__(self, argv, **kw):
+            self.pid = 10000 + len(started)
+            started.append(argv)
+
+    ports = iter(range(40000, 40100))
+    monkeypatch.setattr(labvm, 'current_image', lambda: str(image))
+    monkeypatch.setattr(labvm, 'run', lambda *a, **kw: None)
+    monkeypatch.setattr(labvm, 'free_port', lambda *a, **kw: next(ports))
+    monkeypatch.setattr(labvm, 'pid_alive', lambda pid: pid >= 10000)
+    monkeypatch.setattr(labvm, 'wait_listening', lambda port, timeout=20: None)
+    monkeypatch.setattr(labvm.subprocess, 'Popen', FakeProc)
+    return started
+
+
 def test_parallel_wires_have_distinct_ids_nets_and_speeds(labvm):
     first = labvm.ensure_link('vmb-b', 'vmb-a', 1)
     second = labvm.ensure_link('vmb-a', 'vmb-b', 2, 100000)
@@ -67,26 +90,10 @@ def test_inventory_lists_only_the_named_running_vms(labvm, monkeypatch):
     assert 'vmr-a:' in labvm.inventory()
 
 
-def test_up_wires_three_nics_to_the_same_peer_with_per_wire_speed(labvm, monkeypatch, tmp_path):
+def test_up_wires_three_nics_to_the_same_peer_with_per_wire_speed(labvm, fake_qemu):
     """`up A --link B --link B:100000 --link B:100000` then `up B`: both ends get eth1..eth3 in the same
     order on the same subnets, the speed only on the wires that asked for it (no qemu is started)."""
-    image = tmp_path / 'image'
-    image.mkdir()
-    started = []
-
-    class FakeProc(object):
-        def __init__(self, argv, **kw):
-            self.pid = 10000 + len(started)
-            started.append(argv)
-
-    ports = iter(range(40000, 40100))
-    monkeypatch.setattr(labvm, 'current_image', lambda: str(image))
-    monkeypatch.setattr(labvm, 'run', lambda *a, **kw: None)
-    monkeypatch.setattr(labvm, 'free_port', lambda *a, **kw: next(ports))
-    monkeypatch.setattr(labvm, 'pid_alive', lambda pid: pid >= 10000)
-    monkeypatch.setattr(labvm, 'wait_listening', lambda port, timeout=20: None)
-    monkeypatch.setattr(labvm.subprocess, 'Popen', FakeProc)
-
+    started = fake_qemu
     a = labvm.up_vm('vmt-a', 1024, ['vmt-b', 'vmt-b:100000', 'vmt-b:100000'])
     b = labvm.up_vm('vmt-b', 1024, [])
     nics_a = [x for x in started[0] if x.startswith('virtio-net-pci,netdev=l')]
@@ -115,26 +122,11 @@ def test_numa_splits_cpus_and_memory_and_adds_the_node1_bridge(labvm):
     assert 'size=511M' in odd[1] and 'size=512M' in odd[5] and 'cpus=0-0' in odd[3] and 'cpus=1-1' in odd[7]
 
 
-def test_boot_leaves_out_unused_modules_but_not_the_ones_the_tiers_load(labvm, monkeypatch, tmp_path):
+def test_boot_leaves_out_unused_modules_but_not_the_ones_the_tiers_load(labvm, fake_qemu, monkeypatch):
     """The kernel command line keeps udev from loading what a TCG guest never uses (module_blacklist=), and
     GPUFLEET_LABVM_BOOT=stock boots without it (nor no5lvl). The list must never hold a module the roles or the VM
     tier load (the rdma_stack role's defaults, Soft-RoCE, bonding, VLANs, the loop device)."""
-    image = tmp_path / 'image'
-    image.mkdir()
-    started = []
-
-    class FakeProc(object):
-        def __init__(self, argv, **kw):
-            self.pid = 10000 + len(started)
-            started.append(argv)
-
-    ports = iter(range(40100, 40200))
-    monkeypatch.setattr(labvm, 'current_image', lambda: str(image))
-    monkeypatch.setattr(labvm, 'run', lambda *a, **kw: None)
-    monkeypatch.setattr(labvm, 'free_port', lambda *a, **kw: next(ports))
-    monkeypatch.setattr(labvm, 'pid_alive', lambda pid: pid >= 10000)
-    monkeypatch.setattr(labvm.subprocess, 'Popen', FakeProc)
-
+    started = fake_qemu
     labvm.up_vm('vmm-a', 1024, [])
     monkeypatch.setenv('GPUFLEET_LABVM_BOOT', 'stock')
     labvm.up_vm('vmm-b', 1024, [])
