@@ -135,6 +135,10 @@ def test_boot_leaves_out_unused_modules_but_not_the_ones_the_tiers_load(labvm, f
     assert listed == ['module_blacklist=' + ','.join(labvm.BOOT_MODULE_BLACKLIST)]
     assert 'no5lvl' in cmdlines[0]
     assert not [a for a in cmdlines[1] if a.startswith('module_blacklist=') or a == 'no5lvl']
+    monkeypatch.setenv('GPUFLEET_LABVM_BOOT', 'trim')  # a typo is refused before anything is created or started
+    with pytest.raises(SystemExit, match='GPUFLEET_LABVM_BOOT must be trimmed'):
+        labvm.up_vm('vmm-c', 1024, [])
+    assert len(started) == 2 and not os.path.exists(os.path.join(labvm.VMS, 'vmm-c'))
 
     with open(os.path.join(REPO, 'roles', 'rdma_stack', 'defaults', 'main.yml')) as f:
         line = [x for x in f if x.startswith('rdma_stack_kernel_modules:')][0]
