@@ -406,6 +406,9 @@ def main():
     ap.add_argument('--venv', default=str(REPO / '.venv'))
     ap.add_argument('--out', default=str(REPO / 'build' / 'fleet-scale'))
     ap.add_argument('--keep', action='store_true', help='leave the hosts up at the end')
+    ap.add_argument('--lab-pycache', action='store_true',
+                    help="give the hosts the test lab's zipimport compile cache (tests/lab/gpufleet_lab_pycache.py; "
+                    'default: left out, so a module call costs what it costs on a real node)')
     ap.add_argument('--until', metavar='HH:MM', help='UTC time by which the last playbook must have ended: a step '
                     'estimated to end later (from the last wall of its kind per host) is not started')
     ap.add_argument('--report', metavar='RESULTS_JSON', help='only print the table of an earlier run')
@@ -436,6 +439,7 @@ def main():
     if not (Path(args.venv) / 'bin' / 'ansible-playbook').exists():
         sys.exit('fleet_scale: no ansible-playbook in %s (run scripts/setup)' % args.venv)
 
+    os.environ['GPUFLEET_LAB_PYCACHE'] = '1' if args.lab_pycache else '0'  # read by scripts/lab up
     lockpath = os.environ.get('GPUFLEET_SCALE_LOCK', '/work/locks/scale.lock')
     os.makedirs(os.path.dirname(lockpath), exist_ok=True)
     lock = open(lockpath, 'w')
@@ -445,6 +449,7 @@ def main():
     work = Path(tempfile.mkdtemp(prefix='gpufleet-scale-'))
     runner = Runner(args, work)
     runner.results['uptime_before'] = uptime()
+    runner.results['lab_pycache'] = args.lab_pycache
     log('commit %s, ansible-core %s, %d cores, forks %d; %s'
         % (runner.results['commit'], runner.results['ansible_core'], os.cpu_count(), args.forks,
            runner.results['uptime_before']))
@@ -496,6 +501,8 @@ def print_report(res):
           % (res['commit'], ', ref %s' % res['ref'] if 'ref' in res else '', res['ansible_core'],
              res['started'], res['cpus'], res['forks']))
     print('before: %s\nafter:  %s' % (res['uptime_before'], res.get('uptime_after', '-')))
+    if res.get('lab_pycache'):
+        print("hosts: with the test lab's zipimport compile cache (--lab-pycache): not what a real node costs")
     if 'mitogen' in res:
         print('mitogen: %s' % res['mitogen'])
     if res.get('not_run'):

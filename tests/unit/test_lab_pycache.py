@@ -1,0 +1,145 @@
+# Copyright: (c) 2026, gpufleet contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""tests/lab/gpufleet_lab_pycache.py, the lab hosts' zipimport compile cache: a module imported from a zip runs the
+same with it, its code is compiled once per source, named after the zip it came from this time; scripts/lab and
+scripts/labvm put it into hosts unless GPUFLEET_LAB_PYCACHE=0. Each import runs in a Python of its own (the cache
+patches zipimport of the process that installs it)."""
+
+from __future__ import (absolute_import, division, print_function)
+
+__metaclass__ = type
+
+import importlib.machinery
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HOOK_DIR = os.path.join(REPO, 'tests', 'lab')
+
+PROBE = '''
+import json, sys, traceback
+sys.path.insert(0, %(hook)r)
+import gpufleet_lab_pycache
+gpufleet_lab_pycache.install(%(cache)r)
+sys.path.insert(0, %(zip)r)
+import pkg.mod
+out = {"value": pkg.mod.value(), "file": pkg.mod.value.__code__.co_filename, "inner": pkg.mod.inner()}
+try:
+    pkg.mod.fail()
+except ValueError:
+    out["tb"] = traceback.format_exc()
+print(json.dumps(out))
+'''
+
+
+def make_zip(path, source):
+    with zipfile.ZipFile(str(path), 'w') as z:
+        z.writestr('pkg/__init__.py', '')
+        z.writestr('pkg/mod.py', source)
+    return str(path)
+
+
+def probe(zip_path, cache):
+    res = subprocess.run([sys.executable, '-c', PROBE % {'hook': HOOK_DIR, 'cache': str(cache), 'zip': zip_path}],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+SOURCE = '''
+def value():
+    return %d
+
+
+def inner():
+    def nested():
+        return nested.__code__.co_filename
+    return nested()
+
+
+def fail():
+    raise ValueError("planted")
+'''
+
+
+def test_compiled_once_then_loaded_with_this_zips_name(tmp_path):
+    cache = tmp_path / 'cache'
+    first = probe(make_zip(tmp_path / 'a.zip', SOURCE % 1), cache)
+    entries = sorted(os.listdir(str(cache)))
+    assert len(entries) == 2  # pkg/__init__.py and pkg/mod.py
+    assert first['value'] == 1
+    assert first['file'] == str(tmp_path / 'a.zip' / 'pkg' / 'mod.py')
+
+    second = probe(make_zip(tmp_path / 'b.zip', SOURCE % 1), cache)  # same source, another payload path
+    assert sorted(os.listdir(str(cache))) == entries  # loaded, nothing compiled again
+    assert second['value'] == 1
+    # every code object, nested ones too, names the zip it was imported from this time
+    assert second['file'] == second['inner'] == str(tmp_path / 'b.zip' / 'pkg' / 'mod.py')
+    assert str(tmp_path / 'b.zip' / 'pkg' / 'mod.py') in second['tb'] and 'a.zip' not in second['tb']
+
+
+def test_changed_source_is_compiled_again(tmp_path):
+    cache = tmp_path / 'cache'
+    assert probe(make_zip(tmp_path / 'a.zip', SOURCE % 1), cache)['value'] == 1
+    assert probe(make_zip(tmp_path / 'b.zip', SOURCE % 2), cache)['value'] == 2
+    assert len(os.listdir(str(cache))) == 3
+
+
+def test_a_damaged_entry_is_compiled_again(tmp_path):
+    cache = tmp_path / 'cache'
+    probe(make_zip(tmp_path / 'a.zip', SOURCE % 1), cache)
+    for name in os.listdir(str(cache)):
+        (cache / name).write_bytes(b'not marshal data')
+    assert probe(make_zip(tmp_path / 'b.zip', SOURCE % 1), cache)['value'] == 1
+
+
+def test_an_unwritable_cache_still_imports(tmp_path):
+    blocker = tmp_path / 'file'
+    blocker.write_text('')
+    assert probe(make_zip(tmp_path / 'a.zip', SOURCE % 3), blocker / 'cache')['value'] == 3
+
+
+def load_script(name, monkeypatch, tmp_path):
+    monkeypatch.setenv('GPUFLEET_LAB_DIR', str(tmp_path / 'lab'))
+    loader = importlib.machinery.SourceFileLoader(name + '_under_test', os.path.join(REPO, 'scripts', name))
+    spec = importlib.util.spec_from_loader(name + '_under_test', loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def test_lab_puts_it_in_each_python_of_a_root(monkeypatch, tmp_path):
+    lab = load_script('lab', monkeypatch, tmp_path)
+    root = tmp_path / 'root'
+    for ver in ('3.11', '3.13'):
+        os.makedirs(str(root / ('usr/lib/python' + ver)))
+        (root / ('usr/lib/python' + ver) / 'os.py').write_text('')
+    os.makedirs(str(root / 'usr/lib/python3'))  # dist-packages only: not an interpreter
+    lab.put_pycache(str(root))
+    for ver in ('3.11', '3.13'):
+        site = root / ('usr/local/lib/python' + ver) / 'dist-packages'
+        assert (site / 'gpufleet_lab_pycache.py').read_text() == open(os.path.join(HOOK_DIR, 'gpufleet_lab_pycache.py')).read()
+        assert (site / 'gpufleet_lab_pycache.pth').read_text() == \
+            'import gpufleet_lab_pycache; gpufleet_lab_pycache.install()\n'
+    assert not (root / 'usr/local/lib/python3').exists()
+
+
+@pytest.mark.parametrize('setting, baked', [(None, True), ('1', True), ('0', False)])
+def test_labvm_bakes_it_unless_turned_off(monkeypatch, tmp_path, setting, baked):
+    if setting is None:
+        monkeypatch.delenv('GPUFLEET_LAB_PYCACHE', raising=False)
+    else:
+        monkeypatch.setenv('GPUFLEET_LAB_PYCACHE', setting)
+    labvm = load_script('labvm', monkeypatch, tmp_path)
+    names = [n for n in labvm.GUEST_FILES if 'gpufleet_lab_pycache' in n]
+    if baked:
+        assert sorted(names) == ['usr/local/lib/python3.11/dist-packages/gpufleet_lab_pycache.pth',
+                                 'usr/local/lib/python3.11/dist-packages/gpufleet_lab_pycache.py']
+    else:
+        assert names == []
