@@ -46,8 +46,10 @@ def make_zip(path, source):
 
 
 def probe(zip_path, cache):
+    env = dict((k, v) for k, v in os.environ.items() if k != 'PYTHONPATH')  # this hook, not one from elsewhere
     res = subprocess.run([sys.executable, '-c', PROBE % {'hook': HOOK_DIR, 'cache': str(cache), 'zip': zip_path}],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False,
+                         env=env)
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
 
