@@ -1,8 +1,8 @@
 # Copyright: (c) 2026, gpufleet contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """tests/lab/gpufleet_lab_pycache.py, the lab hosts' zipimport compile cache: a module imported from a zip runs the
-same with it, its code is compiled once per source, named after the zip it came from this time; scripts/lab and
-scripts/labvm put it into hosts unless GPUFLEET_LAB_PYCACHE=0. Each import runs in a Python of its own (the cache
+same with it, its code is compiled once per source, named after the zip it came from this time; scripts/lab puts it
+into hosts unless GPUFLEET_LAB_PYCACHE=0. Each import runs in a Python of its own (the cache
 patches zipimport of the process that installs it)."""
 
 from __future__ import (absolute_import, division, print_function)
@@ -130,18 +130,3 @@ def test_lab_puts_it_in_each_python_of_a_root(monkeypatch, tmp_path):
         assert (site / 'gpufleet_lab_pycache.pth').read_text() == \
             'import gpufleet_lab_pycache; gpufleet_lab_pycache.install()\n'
     assert not (root / 'usr/local/lib/python3').exists()
-
-
-@pytest.mark.parametrize('setting, baked', [(None, True), ('1', True), ('0', False)])
-def test_labvm_bakes_it_unless_turned_off(monkeypatch, tmp_path, setting, baked):
-    if setting is None:
-        monkeypatch.delenv('GPUFLEET_LAB_PYCACHE', raising=False)
-    else:
-        monkeypatch.setenv('GPUFLEET_LAB_PYCACHE', setting)
-    labvm = load_script('labvm', monkeypatch, tmp_path)
-    names = [n for n in labvm.GUEST_FILES if 'gpufleet_lab_pycache' in n]
-    if baked:
-        assert sorted(names) == ['usr/local/lib/python3.11/dist-packages/gpufleet_lab_pycache.pth',
-                                 'usr/local/lib/python3.11/dist-packages/gpufleet_lab_pycache.py']
-    else:
-        assert names == []
