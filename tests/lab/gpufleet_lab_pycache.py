@@ -1,6 +1,6 @@
-# Lab hosts only (the nspawn ones), never a cluster node: scripts/lab puts this module and a .pth file that imports it and calls install()
-# into the lab's hosts (GPUFLEET_LAB_PYCACHE=0 leaves them out; benchmarks/fleet_scale.py does, to measure what a
-# real node costs).
+# Lab hosts only (the nspawn ones), never a cluster node: scripts/lab puts this module and a .pth file that imports
+# it and calls install() into the lab's hosts (GPUFLEET_LAB_PYCACHE=0 leaves them out; benchmarks/fleet_scale.py
+# does, to measure what a real node costs).
 """Cache the code objects that zipimport compiles from an AnsiballZ payload.
 
 Every Ansible module call ships ansible.module_utils in a zip and Python compiles each imported file from source,

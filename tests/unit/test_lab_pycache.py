@@ -126,7 +126,8 @@ def test_lab_puts_it_in_each_python_of_a_root(monkeypatch, tmp_path):
     lab.put_pycache(str(root))
     for ver in ('3.11', '3.13'):
         site = root / ('usr/local/lib/python' + ver) / 'dist-packages'
-        assert (site / 'gpufleet_lab_pycache.py').read_text() == open(os.path.join(HOOK_DIR, 'gpufleet_lab_pycache.py')).read()
+        with open(os.path.join(HOOK_DIR, 'gpufleet_lab_pycache.py')) as f:
+            assert (site / 'gpufleet_lab_pycache.py').read_text() == f.read()
         assert (site / 'gpufleet_lab_pycache.pth').read_text() == \
             'import gpufleet_lab_pycache; gpufleet_lab_pycache.install()\n'
     assert not (root / 'usr/local/lib/python3').exists()
