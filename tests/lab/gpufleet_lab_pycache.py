@@ -52,4 +52,3 @@ def install(cache=CACHE):
     cached_compile.gpufleet_lab = True
     zipimport._compile_source = cached_compile  # pylint: disable=protected-access
     return True
-

@@ -17,8 +17,6 @@ import subprocess
 import sys
 import zipfile
 
-import pytest
-
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HOOK_DIR = os.path.join(REPO, 'tests', 'lab')
 
