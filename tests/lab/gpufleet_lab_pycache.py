@@ -4,9 +4,10 @@
 """Cache the code objects that zipimport compiles from an AnsiballZ payload.
 
 Every Ansible module call ships ansible.module_utils in a zip and Python compiles each imported file from source,
-as zipimport writes no bytecode: about 0.1 CPU-s of a module call's 0.2 on a lab host. This keeps the compiled code
-in /var/cache/gpufleet-lab-pycache/<cache tag>/, keyed by the file's path inside the zip and its source, and gives
-it back with the running payload's file name. The modules run the same code; only the compile is saved.
+as zipimport writes no bytecode: about 0.1 CPU-s of the 0.2-0.3 a module run takes on a lab host. This keeps the
+compiled code in /var/cache/gpufleet-lab-pycache/<cache tag>/, keyed by the file's path inside the zip and its
+source, and gives it back with the running payload's file name. The modules run the same code; only the compile
+is saved.
 """
 
 import marshal

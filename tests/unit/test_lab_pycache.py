@@ -114,14 +114,19 @@ def load_script(name, monkeypatch, tmp_path):
     return mod
 
 
-def test_lab_puts_it_in_each_python_of_a_root(monkeypatch, tmp_path):
-    lab = load_script('lab', monkeypatch, tmp_path)
-    root = tmp_path / 'root'
+def fake_root(root):
     for ver in ('3.11', '3.13'):
         os.makedirs(str(root / ('usr/lib/python' + ver)))
         (root / ('usr/lib/python' + ver) / 'os.py').write_text('')
     os.makedirs(str(root / 'usr/lib/python3'))  # dist-packages only: not an interpreter
-    lab.put_pycache(str(root))
+    return str(root)
+
+
+def test_lab_puts_it_in_each_python_of_a_root(monkeypatch, tmp_path):
+    monkeypatch.delenv('GPUFLEET_LAB_PYCACHE', raising=False)
+    lab = load_script('lab', monkeypatch, tmp_path)
+    root = tmp_path / 'root'
+    lab.put_pycache(fake_root(root))
     for ver in ('3.11', '3.13'):
         site = root / ('usr/local/lib/python' + ver) / 'dist-packages'
         with open(os.path.join(HOOK_DIR, 'gpufleet_lab_pycache.py')) as f:
@@ -129,3 +134,11 @@ def test_lab_puts_it_in_each_python_of_a_root(monkeypatch, tmp_path):
         assert (site / 'gpufleet_lab_pycache.pth').read_text() == \
             'import gpufleet_lab_pycache; gpufleet_lab_pycache.install()\n'
     assert not (root / 'usr/local/lib/python3').exists()
+
+
+def test_lab_leaves_it_out_when_turned_off(monkeypatch, tmp_path):
+    monkeypatch.setenv('GPUFLEET_LAB_PYCACHE', '0')
+    lab = load_script('lab', monkeypatch, tmp_path)
+    root = tmp_path / 'root'
+    lab.put_pycache(fake_root(root))
+    assert not (root / 'usr/local').exists()
