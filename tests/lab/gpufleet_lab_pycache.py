@@ -5,8 +5,9 @@
 
 Every Ansible module call ships ansible.module_utils in a zip and Python compiles each imported file from source,
 as zipimport writes no bytecode: about 0.1 CPU-s of the 0.2-0.3 a module run takes on a lab host. This keeps the
-compiled code in /var/cache/gpufleet-lab-pycache/<cache tag>/, keyed by the file's path inside the zip and its
-source, and gives it back with the running payload's file name. The modules run the same code; only the compile
+compiled code in /var/cache/gpufleet-lab-pycache/<cache tag>/, keyed by the interpreter's bytecode tag, the file's
+path inside the zip and its source (two Pythons sharing a cache directory never load each other's code: a 3.11 given
+3.12's code fails with "unknown opcode"), and gives it back with the running payload's file name. The modules run the same code; only the compile
 is saved.
 """
 
@@ -33,7 +34,8 @@ def install(cache=CACHE):
         import hashlib  # pylint: disable=import-outside-toplevel  # only when a zip is imported from
 
         inner = pathname.rpartition(".zip" + os.sep)[2]
-        path = os.path.join(cache, hashlib.sha256(inner.encode() + b"\0" + source).hexdigest())
+        tag = (sys.implementation.cache_tag or "none").encode()
+        path = os.path.join(cache, hashlib.sha256(tag + b"\0" + inner.encode() + b"\0" + source).hexdigest())
         try:
             with open(path, "rb") as f:
                 return _named(marshal.load(f), pathname)

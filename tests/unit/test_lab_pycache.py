@@ -9,6 +9,7 @@ from __future__ import (absolute_import, division, print_function)
 
 __metaclass__ = type
 
+import glob
 import importlib.machinery
 import importlib.util
 import json
@@ -16,6 +17,8 @@ import os
 import subprocess
 import sys
 import zipfile
+
+import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HOOK_DIR = os.path.join(REPO, 'tests', 'lab')
@@ -43,9 +46,9 @@ def make_zip(path, source):
     return str(path)
 
 
-def probe(zip_path, cache):
+def probe(zip_path, cache, python=sys.executable):
     env = dict((k, v) for k, v in os.environ.items() if k != 'PYTHONPATH')  # this hook, not one from elsewhere
-    res = subprocess.run([sys.executable, '-c', PROBE % {'hook': HOOK_DIR, 'cache': str(cache), 'zip': zip_path}],
+    res = subprocess.run([python, '-c', PROBE % {'hook': HOOK_DIR, 'cache': str(cache), 'zip': zip_path}],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False,
                          env=env)
     assert res.returncode == 0, res.stderr
@@ -82,6 +85,32 @@ def test_compiled_once_then_loaded_with_this_zips_name(tmp_path):
     # every code object, nested ones too, names the zip it was imported from this time
     assert second['file'] == second['inner'] == str(tmp_path / 'b.zip' / 'pkg' / 'mod.py')
     assert str(tmp_path / 'b.zip' / 'pkg' / 'mod.py') in second['tb'] and 'a.zip' not in second['tb']
+
+
+def other_python():
+    """An interpreter of another minor version than this one whose zipimport the hook patches (3.8+), or None."""
+    probe_tag = 'import sys, zipimport; zipimport._compile_source; print(sys.implementation.cache_tag)'
+    for p in sorted(glob.glob('/usr/bin/python3.[0-9]*') + glob.glob('/root/.pyenv/versions/3.*/bin/python3')):
+        if '-' in os.path.basename(p) or not os.access(p, os.X_OK):
+            continue
+        res = subprocess.run([p, '-c', probe_tag], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             universal_newlines=True, check=False)
+        if res.returncode == 0 and res.stdout.strip() not in ('', sys.implementation.cache_tag):
+            return p
+    return None
+
+
+def test_two_pythons_sharing_a_cache_keep_their_own_code(tmp_path):
+    other = other_python()
+    if other is None:
+        pytest.skip('no Python of another minor version on this machine')
+    cache = tmp_path / 'cache'
+    assert probe(make_zip(tmp_path / 'a.zip', SOURCE % 1), cache)['value'] == 1
+    # before the tag was in the key, the other version loaded this one's code: "SystemError: unknown opcode"
+    assert probe(make_zip(tmp_path / 'b.zip', SOURCE % 1), cache, python=other)['value'] == 1
+    assert len(os.listdir(str(cache))) == 4
+    assert probe(make_zip(tmp_path / 'c.zip', SOURCE % 1), cache)['value'] == 1
+    assert len(os.listdir(str(cache))) == 4
 
 
 def test_changed_source_is_compiled_again(tmp_path):
