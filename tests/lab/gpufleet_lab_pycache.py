@@ -7,8 +7,8 @@ Every Ansible module call ships ansible.module_utils in a zip and Python compile
 as zipimport writes no bytecode: about 0.1 CPU-s of the 0.2-0.3 a module run takes on a lab host. This keeps the
 compiled code in /var/cache/gpufleet-lab-pycache/<cache tag>/, keyed by the interpreter's bytecode tag, the file's
 path inside the zip and its source (two Pythons sharing a cache directory never load each other's code: a 3.11 given
-3.12's code fails with "unknown opcode"), and gives it back with the running payload's file name. The modules run the same code; only the compile
-is saved.
+3.12's code fails with "unknown opcode"), and gives it back with the running payload's file name. The modules run the
+same code; only the compile is saved.
 """
 
 import marshal

@@ -39,6 +39,24 @@ def _make_collection_importable():
 _make_collection_importable()
 
 
+@pytest.fixture
+def repo_script(tmp_path, monkeypatch):
+    """Load one of the repository's Python commands (``scripts/lab``, ``scripts/labvm``) as a module, its lab
+    directory (GPUFLEET_LAB_DIR) in this test's tmp_path: ``repo_script('lab')``."""
+    import importlib.machinery
+    import importlib.util
+
+    def _load(name):
+        monkeypatch.setenv('GPUFLEET_LAB_DIR', str(tmp_path / 'lab'))
+        loader = importlib.machinery.SourceFileLoader(name + '_under_test', str(REPO_ROOT / 'scripts' / name))
+        spec = importlib.util.spec_from_loader(name + '_under_test', loader)
+        mod = importlib.util.module_from_spec(spec)
+        loader.exec_module(mod)
+        return mod
+
+    return _load
+
+
 BUNDLED_CORPUS = REPO_ROOT / 'tests' / 'unit' / 'fixtures' / 'corpus'
 
 

@@ -1,55 +1,76 @@
 # Copyright: (c) 2026, gpufleet contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """scripts/lab's record_cpu: at `down`, a host's cgroup2 CPU time goes to the file GPUFLEET_CPU_LOG names (scripts/test
-sets it per job for the cpu column of its table); nothing is written without the variable or without a cpu.stat."""
+sets it per job for the cpu column of its table); nothing is written without the variable or without a cpu.stat. The
+first test reads a real cgroup of this machine that a process burned CPU in (skipped where none can be made)."""
 
 from __future__ import (absolute_import, division, print_function)
 
 __metaclass__ = type
 
-import importlib.machinery
-import importlib.util
 import os
+import subprocess
+import sys
+import uuid
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def load_lab(monkeypatch, tmp_path):
-    monkeypatch.setenv('GPUFLEET_LAB_DIR', str(tmp_path / 'lab'))
-    loader = importlib.machinery.SourceFileLoader('lab_cpu_under_test', os.path.join(REPO, 'scripts', 'lab'))
-    spec = importlib.util.spec_from_loader('lab_cpu_under_test', loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
+import pytest
 
 
-def cgroups(tmp_path, usage):
-    """A named v1 hierarchy (no cpu.stat) and a cgroup2 one whose cpu.stat says ``usage`` microseconds."""
-    v1, v2 = tmp_path / 'systemd' / 'node1', tmp_path / 'unified' / 'node1'
-    v1.mkdir(parents=True)
-    v2.mkdir(parents=True)
-    (v2 / 'cpu.stat').write_text('usage_usec %d\nuser_usec 1\nsystem_usec 2\n' % usage)
-    return [str(v1), str(v2)]
+def cgroup2_mount():
+    with open('/proc/self/mountinfo') as f:
+        for line in f:
+            pre, dummy, post = line.partition(' - ')
+            if post.split()[:1] == ['cgroup2']:
+                return pre.split()[4]
+    return None
 
 
-def test_the_hosts_cpu_is_appended(monkeypatch, tmp_path):
-    lab = load_lab(monkeypatch, tmp_path)
-    monkeypatch.setattr(lab, 'host_cgroups', lambda name: cgroups(tmp_path, 2500000))
+@pytest.fixture
+def real_cgroup():
+    """A cgroup2 cgroup of its own in which a child Python burned about 0.3 s of CPU, then exited."""
+    mount = cgroup2_mount()
+    path = os.path.join(mount, 'gpufleet-test-unit-%s' % uuid.uuid4().hex[:8]) if mount else None
+    try:
+        os.mkdir(path)
+    except (OSError, TypeError):
+        pytest.skip('no writable cgroup2 hierarchy here')
+    burn = ('import os, sys, time\nopen(sys.argv[1], "w").write("%d\\n" % os.getpid())\n'
+            't = time.process_time()\nwhile time.process_time() - t < 0.3:\n    pass\n')
+    # the child moves itself in before it burns, so all of its CPU is the cgroup's
+    subprocess.run([sys.executable, '-c', burn, os.path.join(path, 'cgroup.procs')], check=True)
+    yield path
+    os.rmdir(path)
+
+
+def test_a_real_cgroups_cpu_is_appended(repo_script, monkeypatch, tmp_path, real_cgroup):
+    lab = repo_script('lab')
+    monkeypatch.setattr(lab, 'host_cgroups', lambda name: [real_cgroup])
     log = tmp_path / 'job.cpu'
     log.write_text('host other 7\n')
     monkeypatch.setenv('GPUFLEET_CPU_LOG', str(log))
     lab.record_cpu('node1')
-    assert log.read_text() == 'host other 7\nhost node1 2500000\n'
+    lines = log.read_text().splitlines()
+    assert lines[0] == 'host other 7' and len(lines) == 2
+    kind, name, usec = lines[1].split()
+    assert (kind, name) == ('host', 'node1')
+    assert 250000 <= int(usec) < 5000000  # the 0.3 s the child burned, and its start-up
 
 
-def test_nothing_without_the_variable_or_a_cpu_stat(monkeypatch, tmp_path):
-    lab = load_lab(monkeypatch, tmp_path)
+def test_nothing_without_the_variable_or_a_cpu_stat(repo_script, monkeypatch, tmp_path):
+    lab = repo_script('lab')
+    v1, v2 = tmp_path / 'systemd' / 'node1', tmp_path / 'unified' / 'node1'  # the named v1 one has no cpu.stat
+    v1.mkdir(parents=True)
+    v2.mkdir(parents=True)
+    (v2 / 'cpu.stat').write_text('usage_usec 1\n')
     log = tmp_path / 'job.cpu'
-    monkeypatch.setattr(lab, 'host_cgroups', lambda name: cgroups(tmp_path, 1))
+    monkeypatch.setattr(lab, 'host_cgroups', lambda name: [str(v1), str(v2)])
     monkeypatch.delenv('GPUFLEET_CPU_LOG', raising=False)
     lab.record_cpu('node1')
     assert not log.exists()
     monkeypatch.setenv('GPUFLEET_CPU_LOG', str(log))
-    monkeypatch.setattr(lab, 'host_cgroups', lambda name: [str(tmp_path / 'systemd' / 'node1')])
+    monkeypatch.setattr(lab, 'host_cgroups', lambda name: [str(v1)])
     lab.record_cpu('node1')
     assert not log.exists()
+    monkeypatch.setattr(lab, 'host_cgroups', lambda name: [str(v1), str(v2)])
+    lab.record_cpu('node1')
+    assert log.read_text() == 'host node1 1\n'  # past the v1 hierarchy to the cgroup2 one

@@ -10,8 +10,6 @@ from __future__ import (absolute_import, division, print_function)
 __metaclass__ = type
 
 import glob
-import importlib.machinery
-import importlib.util
 import json
 import os
 import subprocess
@@ -134,15 +132,6 @@ def test_an_unwritable_cache_still_imports(tmp_path):
     assert probe(make_zip(tmp_path / 'a.zip', SOURCE % 3), blocker / 'cache')['value'] == 3
 
 
-def load_script(name, monkeypatch, tmp_path):
-    monkeypatch.setenv('GPUFLEET_LAB_DIR', str(tmp_path / 'lab'))
-    loader = importlib.machinery.SourceFileLoader(name + '_under_test', os.path.join(REPO, 'scripts', name))
-    spec = importlib.util.spec_from_loader(name + '_under_test', loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
 def fake_root(root):
     for ver in ('3.11', '3.13'):
         os.makedirs(str(root / ('usr/lib/python' + ver)))
@@ -151,9 +140,9 @@ def fake_root(root):
     return str(root)
 
 
-def test_lab_puts_it_in_each_python_of_a_root(monkeypatch, tmp_path):
+def test_lab_puts_it_in_each_python_of_a_root(monkeypatch, tmp_path, repo_script):
     monkeypatch.delenv('GPUFLEET_LAB_PYCACHE', raising=False)
-    lab = load_script('lab', monkeypatch, tmp_path)
+    lab = repo_script('lab')
     root = tmp_path / 'root'
     lab.put_pycache(fake_root(root))
     for ver in ('3.11', '3.13'):
@@ -165,9 +154,9 @@ def test_lab_puts_it_in_each_python_of_a_root(monkeypatch, tmp_path):
     assert not (root / 'usr/local/lib/python3').exists()
 
 
-def test_lab_leaves_it_out_when_turned_off(monkeypatch, tmp_path):
+def test_lab_leaves_it_out_when_turned_off(monkeypatch, tmp_path, repo_script):
     monkeypatch.setenv('GPUFLEET_LAB_PYCACHE', '0')
-    lab = load_script('lab', monkeypatch, tmp_path)
+    lab = repo_script('lab')
     root = tmp_path / 'root'
     lab.put_pycache(fake_root(root))
     assert not (root / 'usr/local').exists()

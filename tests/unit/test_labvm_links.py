@@ -7,8 +7,6 @@ from __future__ import (absolute_import, division, print_function)
 
 __metaclass__ = type
 
-import importlib.machinery
-import importlib.util
 import json
 import os
 
@@ -18,13 +16,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 @pytest.fixture
-def labvm(tmp_path, monkeypatch):
-    monkeypatch.setenv('GPUFLEET_LAB_DIR', str(tmp_path))
-    loader = importlib.machinery.SourceFileLoader('labvm_under_test', os.path.join(REPO, 'scripts', 'labvm'))
-    spec = importlib.util.spec_from_loader('labvm_under_test', loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
+def labvm(repo_script):
+    return repo_script('labvm')
 
 
 @pytest.fixture
