@@ -160,3 +160,47 @@ def test_lab_leaves_it_out_when_turned_off(monkeypatch, tmp_path, repo_script):
     root = tmp_path / 'root'
     lab.put_pycache(fake_root(root))
     assert not (root / 'usr/local').exists()
+
+
+CONTROLLER_DIR = os.path.join(HOOK_DIR, 'controller')
+
+CONTROLLER_PROBE = '''
+import json, sys, zipimport
+sys.path.insert(0, %(zip)r)
+import pkg.mod
+print(json.dumps({"patched": getattr(zipimport._compile_source, "gpufleet_lab", False), "value": pkg.mod.value(),
+                  "next": getattr(sys, "gpufleet_next_ran", False)}))
+'''
+
+
+def controller_probe(tmp_path, zip_path, extra_path=None):
+    """A Python started as scripts/test starts the controller's: tests/lab/controller first on PYTHONPATH."""
+    env = dict(os.environ, GPUFLEET_CONTROLLER_PYCACHE=str(tmp_path / 'ctl-cache'),
+               PYTHONPATH=os.pathsep.join([CONTROLLER_DIR] + ([extra_path] if extra_path else [])))
+    res = subprocess.run([sys.executable, '-c', CONTROLLER_PROBE % {'zip': zip_path}], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, universal_newlines=True, check=False, env=env)
+    assert res.returncode == 0, res.stderr
+    assert res.stderr == ''
+    return json.loads(res.stdout)
+
+
+def test_controller_sitecustomize_installs_the_cache_per_bytecode_tag(tmp_path):
+    out = controller_probe(tmp_path, make_zip(tmp_path / 'a.zip', SOURCE % 5))
+    assert out['patched'] is True and out['value'] == 5
+    tag_dir = tmp_path / 'ctl-cache' / sys.implementation.cache_tag
+    assert len(os.listdir(str(tag_dir))) == 2  # pkg/__init__.py and pkg/mod.py, compiled once
+    assert controller_probe(tmp_path, make_zip(tmp_path / 'b.zip', SOURCE % 5))['value'] == 5
+    assert len(os.listdir(str(tag_dir))) == 2
+
+
+def test_controller_sitecustomize_runs_the_one_it_hides(tmp_path):
+    other = tmp_path / 'other'
+    other.mkdir()
+    (other / 'sitecustomize.py').write_text('import sys\nsys.gpufleet_next_ran = True\n')
+    out = controller_probe(tmp_path, make_zip(tmp_path / 'a.zip', SOURCE % 6), extra_path=str(other))
+    assert out == {'patched': True, 'value': 6, 'next': True}
+
+
+def test_controller_sitecustomize_with_an_unwritable_cache_still_imports(tmp_path):
+    (tmp_path / 'ctl-cache').write_text('')  # a file where the cache directory would be
+    assert controller_probe(tmp_path, make_zip(tmp_path / 'a.zip', SOURCE % 7))['value'] == 7
