@@ -74,3 +74,19 @@ def test_nothing_without_the_variable_or_a_cpu_stat(repo_script, monkeypatch, tm
     monkeypatch.setattr(lab, 'host_cgroups', lambda name: [str(v1), str(v2)])
     lab.record_cpu('node1')
     assert log.read_text() == 'host node1 1\n'  # past the v1 hierarchy to the cgroup2 one
+
+
+def test_instance_config_is_what_molecule_reads(tmp_path, repo_script):
+    """`scripts/lab up ... --instance-config FILE` (molecule/_shared/create.yml and scripts/test's CI sequence): one
+    entry per host in the platforms' order, the lab key, mode 0600, YAML-readable; an older file is replaced whole."""
+    import yaml  # pylint: disable=import-outside-toplevel
+    lab = repo_script('lab')
+    path = tmp_path / 'state' / 'instance_config.yml'
+    path.parent.mkdir()
+    path.write_text('- {instance: stale, address: 10.254.77.9}\n' * 3)
+    lab.write_instance_config(str(path), [('mol-b', '10.254.77.102'), ('mol-a', '10.254.77.101')])
+    assert yaml.safe_load(path.read_text()) == [
+        {'instance': 'mol-b', 'address': '10.254.77.102', 'user': 'root', 'port': 22, 'identity_file': lab.KEY},
+        {'instance': 'mol-a', 'address': '10.254.77.101', 'user': 'root', 'port': 22, 'identity_file': lab.KEY}]
+    assert os.stat(str(path)).st_mode & 0o777 == 0o600
+    assert [p.name for p in path.parent.iterdir()] == ['instance_config.yml']  # no temporary file left
