@@ -1,0 +1,44 @@
+# -*- coding: utf-8 -*-
+"""scripts/test orders its jobs longest first by the walls of the last run of the same tier on this machine.
+
+A job of one name does other work in `full` (site on four lab hosts, molecule's whole sequences), so each tier keeps
+its own record (job-walls.tsv for CI, job-walls-full.tsv for full) and a `full` run does not reorder the next CI run.
+`GPUFLEET_TEST_DRY=1` prints the order and runs nothing (no setup, no jobs).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from conftest import REPO_ROOT
+
+
+def _order(cache_dir, *args):
+    env = dict(os.environ, GPUFLEET_CACHE_DIR=str(cache_dir), GPUFLEET_TEST_DRY='1')
+    out = subprocess.run(['bash', str(REPO_ROOT / 'scripts' / 'test'), *args], cwd=REPO_ROOT, env=env,
+                         capture_output=True, text=True, timeout=60, check=True).stdout.splitlines()
+    return [line for line in out if not line.startswith('cpu reference')]
+
+
+def test_each_tier_orders_by_its_own_walls(tmp_path):
+    (tmp_path / 'job-walls.tsv').write_text('900\tunit\n10\tdocs\n')
+    (tmp_path / 'job-walls-full.tsv').write_text('5\tunit\n700\tdocs\n')
+    ci, full = _order(tmp_path), _order(tmp_path, 'full')
+    assert ci.index('unit') < ci.index('docs'), ci
+    assert full.index('docs') < full.index('unit'), full
+
+
+def test_full_without_its_own_record_orders_by_ci(tmp_path):
+    (tmp_path / 'job-walls.tsv').write_text('900\tunit\n10\tdocs\n')
+    full = _order(tmp_path, 'full')
+    assert full.index('unit') < full.index('docs'), full
+    (tmp_path / 'job-walls.tsv').write_text('10\tunit\n900\tdocs\n')
+    full = _order(tmp_path, 'full')
+    assert full.index('docs') < full.index('unit'), full
+
+
+def test_dry_run_records_nothing(tmp_path):
+    _order(tmp_path)
+    _order(tmp_path, 'full')
+    assert not list(tmp_path.iterdir())
