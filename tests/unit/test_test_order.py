@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 
-from conftest import REPO_ROOT
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _order(cache_dir, *args):
