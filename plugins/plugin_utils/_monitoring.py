@@ -1,7 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Controller-side logic of the monitoring roles (filters in plugins/filter/monitoring.py).
+"""Private to this collection (controller side).
+
+Logic of the monitoring roles (filters in plugins/filter/monitoring.py).
 
 * ``exporter_args``: the ARGS= line of a Debian /etc/default/prometheus* file with the flags the role manages
   set, every other flag the user had kept (a repeated flag stops these exporters from starting).
