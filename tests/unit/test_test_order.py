@@ -12,6 +12,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -43,3 +45,27 @@ def test_dry_run_records_nothing(tmp_path):
     _order(tmp_path)
     _order(tmp_path, 'full')
     assert not list(tmp_path.iterdir())
+
+
+def _cgroup2_root():
+    for line in Path('/proc/self/mountinfo').read_text().splitlines():
+        left, _, right = line.partition(' - ')
+        if right.split()[:1] == ['cgroup2']:
+            return Path(left.split()[4])
+    return None
+
+
+def test_dry_run_leaves_the_job_cgroups_alone(tmp_path):
+    """A real run's job cgroup is empty between its mkdir and the job's move into it, and between the job's end and
+    the read of its CPU time: the dry run the unit tier makes inside a real run must not sweep it away."""
+    root = _cgroup2_root()
+    probe = root / 'gpufleet-test' / ('dry-run-probe-%d' % os.getpid()) if root else None
+    try:
+        probe.mkdir(parents=True, exist_ok=True)
+    except (AttributeError, OSError):
+        pytest.skip('no writable cgroup2 hierarchy')
+    try:
+        _order(tmp_path)
+        assert probe.is_dir()
+    finally:
+        probe.rmdir()
