@@ -49,7 +49,7 @@ def test_dry_run_records_nothing(tmp_path):
 
 def _cgroup2_root():
     for line in Path('/proc/self/mountinfo').read_text().splitlines():
-        left, _, right = line.partition(' - ')
+        left, right = (line.split(' - ', 1) + [''])[:2]
         if right.split()[:1] == ['cgroup2']:
             return Path(left.split()[4])
     return None
