@@ -149,31 +149,27 @@ def _ecc_block(block):
     return {'corrected': corrected, 'uncorrected': _sum_ints(unc_parts)}
 
 
-def _retired_pages(gpu):
-    elem = gpu.find('retired_pages')
-    if elem is None or len(elem) == 0:
-        return None
-    result = {
-        'single_bit': number(_text(elem, 'multiple_single_bit_retirement/retired_count')),
-        'double_bit': number(_text(elem, 'double_bit_retirement/retired_count')),
-        'pending': yes_no(_text(elem, 'pending_retirement')),
-        'pending_blacklist': yes_no(_text(elem, 'pending_blacklist')),
-    }
-    if all(v is None for v in result.values()):
-        return None
-    return result
+# Sections read field by field: name -> (path below the section, parser). A section absent (old drivers), empty or
+# all "N/A" (GPUs without page retirement or row remapping) reads as None.
+_RETIRED_PAGES = (
+    ('single_bit', 'multiple_single_bit_retirement/retired_count', number),
+    ('double_bit', 'double_bit_retirement/retired_count', number),
+    ('pending', 'pending_retirement', yes_no),
+    ('pending_blacklist', 'pending_blacklist', yes_no),
+)
+_REMAPPED_ROWS = (
+    ('correctable', 'remapped_row_corr', number),
+    ('uncorrectable', 'remapped_row_unc', number),
+    ('pending', 'remapped_row_pending', yes_no),
+    ('failure', 'remapped_row_failure', yes_no),
+)
 
 
-def _remapped_rows(gpu):
-    elem = gpu.find('remapped_rows')
+def _section(gpu, tag, fields):
+    elem = gpu.find(tag)
     if elem is None or len(elem) == 0:
-        return None  # absent (old drivers) or "N/A" (GPUs without row remapping)
-    result = {
-        'correctable': number(_text(elem, 'remapped_row_corr')),
-        'uncorrectable': number(_text(elem, 'remapped_row_unc')),
-        'pending': yes_no(_text(elem, 'remapped_row_pending')),
-        'failure': yes_no(_text(elem, 'remapped_row_failure')),
-    }
+        return None
+    result = dict((name, parse(_text(elem, path))) for name, path, parse in fields)
     if all(v is None for v in result.values()):
         return None
     return result
@@ -273,8 +269,8 @@ def parse_gpu(gpu, index):
             'volatile': _ecc_block(ecc.find('volatile') if ecc is not None else None),
             'aggregate': _ecc_block(ecc.find('aggregate') if ecc is not None else None),
         },
-        'retired_pages': _retired_pages(gpu),
-        'remapped_rows': _remapped_rows(gpu),
+        'retired_pages': _section(gpu, 'retired_pages', _RETIRED_PAGES),
+        'remapped_rows': _section(gpu, 'remapped_rows', _REMAPPED_ROWS),
         'fabric_state': _val(gpu, 'fabric/state'),
         'fabric_status': _val(gpu, 'fabric/status'),
         'power_limit_enforced': _num(gpu, 'gpu_power_readings/current_power_limit',

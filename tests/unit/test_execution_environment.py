@@ -121,6 +121,20 @@ def test_every_plugin_import_is_a_python_requirement():
     assert not missing, f'plugins import packages the execution environment does not install: {missing}'
 
 
+def test_filters_of_other_collections_have_their_python_library():
+    """A filter of another collection whose Python library ansible-core does not bring: the roles call
+    community.general.json_query (jmespath), so the execution environment installs jmespath."""
+    reqs = {re.split(r'[<>=!~ \[;]', ln, 1)[0].lower() for ln in _req_lines(EE_FILE.parent / _ee()['dependencies']['python'])}
+    needs = {'community.general.json_query': 'jmespath'}
+    used = set()
+    for f in [REPO / 'site.yml'] + sorted((REPO / 'roles').rglob('*.yml')) + sorted((REPO / 'playbooks').rglob('*.yml')):
+        text = f.read_text(errors='replace')
+        used.update(name for name in needs if name in text)
+    assert 'community.general.json_query' in used  # the scan sees the use it must see
+    missing = sorted(needs[name] for name in used if needs[name] not in reqs)
+    assert not missing, f'filters used whose library the execution environment does not install: {missing}'
+
+
 @needs_builder
 def test_ansible_builder_create_writes_the_context(tmp_path):
     ctx = tmp_path / 'context'
