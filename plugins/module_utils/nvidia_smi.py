@@ -149,8 +149,8 @@ def _ecc_block(block):
     return {'corrected': corrected, 'uncorrected': _sum_ints(unc_parts)}
 
 
-# Sections read field by field: name -> (path below the section, parser). A section absent (old drivers), empty or
-# all "N/A" (GPUs without page retirement or row remapping) reads as None.
+# Sections read field by field: (result key, path below the section, parser). A section absent (old drivers), empty
+# or all "N/A" (GPUs without page retirement or row remapping) reads as None.
 _RETIRED_PAGES = (
     ('single_bit', 'multiple_single_bit_retirement/retired_count', number),
     ('double_bit', 'double_bit_retirement/retired_count', number),
