@@ -16,6 +16,12 @@ when modinfo is there; ``weak-updates/`` links of EL's kABI are taken as they ar
 every DKMS module is installed for the release. What is missing is built first with ``dkms autoinstall -k RELEASE``;
 what is still missing is refused, naming the module and the dkms/modinfo output, with no boot entry changed.
 
+``scope: dkms`` is the trial before the kernel's image is installed: with only the headers there
+(``<modules_dir>/<release>/build``), every DKMS module is built for the release (``dkms autoinstall -k RELEASE``);
+when one does not build, what this call installed for the release is removed again (``dkms remove -m M -v V -k
+RELEASE``, only for modules that stay installed for another kernel) and the release is refused - the caller then
+removes the headers it installed, and neither the image nor a boot entry ever changes.
+
 Act: the release boots next, once (``grub-reboot`` / ``grub2-reboot``), and becomes the permanent default
 (``grub-set-default`` / ``grubby --set-default``) only when it already runs (``make_default: after_verify``, the
 run after the reboot) or at once (``make_default: now``). A kernel that does not boot thus falls back to the old
@@ -53,6 +59,7 @@ MODULE_ALLOWED = 'a kernel module name such as nvidia_uvm or mlx5_core (letters,
 BOOTLOADERS = ('auto', 'grub', 'grubby')
 MAKE_DEFAULT = ('after_verify', 'now')
 DKMS_MODES = ('auto', 'never')
+SCOPES = ('all', 'dkms')
 MODULE_FILE_RE = re.compile(r'^(?P<name>[^/]+)\.ko(?:\.(?:xz|zst|gz))?$')
 QUERY_TIMEOUT = 120
 OUTPUT_LINES = 15
@@ -97,9 +104,11 @@ def input_problems(p):
         for i, name in enumerate(mods if isinstance(mods, list) else []):
             if not isinstance(name, str) or not MODULE_RE.match(name):
                 errors.append('%s[%d] must be %s, got %s' % (option, i, MODULE_ALLOWED, _show(name)))
-    for option, choices in (('bootloader', BOOTLOADERS), ('make_default', MAKE_DEFAULT), ('dkms', DKMS_MODES)):
-        if p.get(option) not in choices:
-            errors.append('%s must be one of %s, got %s' % (option, ', '.join(choices), _show(p.get(option))))
+    for option, choices in (('bootloader', BOOTLOADERS), ('make_default', MAKE_DEFAULT), ('dkms', DKMS_MODES),
+                            ('scope', SCOPES)):
+        value = p.get(option, 'all' if option == 'scope' else None)
+        if value not in choices:
+            errors.append('%s must be one of %s, got %s' % (option, ', '.join(choices), _show(value)))
     for option in ('boot_dir', 'modules_dir', 'proc_root'):
         errors += ac.root_dir_errors(option, p.get(option))
     gdf = p.get('grub_default_file')
@@ -595,6 +604,77 @@ def _saved_problem(st, need_default):
     return None
 
 
+def _installed_for(entries, release):
+    return set('%s/%s' % (e['module'], e['version']) for e in entries
+               if e['kernel'] == release and e['status'] == 'installed')
+
+
+def trial(eng, p, release, running, diff=False):
+    """``scope: dkms``: build every DKMS module for ``release`` with only its headers installed; on a failure undo
+    what this call installed for it and raise Failure. Reads no boot loader and needs no image."""
+    base = dict(release=release, running=running, scope='dkms')
+    build = os.path.join(p['modules_dir'], release, 'build')
+    if not os.path.isdir(build):
+        raise Failure('kernel %s: its headers are not installed (%s is missing) and the DKMS trial build needs them: '
+                      'install linux-headers-%s (kernel-devel-%s on EL) first; nothing was changed'
+                      % (release, build, release, release), changed=False, **base)
+    dkms = eng.find(p.get('dkms_path') or 'dkms') if p['dkms'] == 'auto' else None
+    report = {'used': bool(dkms), 'missing_before': [], 'status_before': '', 'status_after': '', 'output': '',
+              'undone': [], 'left': []}
+    if dkms is None:
+        report['output'] = 'nothing to build: DKMS is %s' % (
+            'not used (dkms: never)' if p['dkms'] == 'never' else 'not installed (no dkms on PATH)')
+        return dict(base, changed=False, dkms=report, actions=eng.actions)
+    before, known, text = eng.dkms_status(dkms, release)
+    missing = dkms_missing(known + before, release)
+    report.update(missing_before=missing, status_before=text)
+    if not missing:
+        return dict(base, changed=False, dkms=report, actions=eng.actions)
+    argv = [dkms, 'autoinstall', '-k', release]
+    eng.actions.append(_runner.cmdline(argv))
+    shown = dict(before={'dkms_status': text or '(none)', 'missing': missing})
+    if eng.check_mode:
+        report['output'] = 'check mode: would run %s' % _runner.cmdline(argv)
+        shown['after'] = {'dkms_status': report['output'], 'missing': []}
+        return dict(base, changed=True, dkms=report, actions=eng.actions, diff=shown)
+    res = _runner.run(argv, timeout=p['timeout'])
+    report['output'] = _tail(res, 40)
+    after, known, text = eng.dkms_status(dkms, release)
+    report['status_after'] = text
+    still = dkms_missing(known + after, release)
+    if not still:
+        shown['after'] = {'dkms_status': text or '(none)', 'missing': []}
+        return dict(base, changed=True, dkms=report, actions=eng.actions, diff=shown)
+    # undo what this call installed for the release; a module built for no other kernel is left (dkms remove of its
+    # last kernel would unregister it) and named
+    elsewhere = set('%s/%s' % (e['module'], e['version']) for e in known
+                    if e['kernel'] not in (None, release) and e['status'] == 'installed')
+    for head in sorted(_installed_for(after, release) - _installed_for(before, release)):
+        if head not in elsewhere:
+            report['left'].append(head)
+            continue
+        module, version = head.split('/', 1)
+        undo = [dkms, 'remove', '-m', module, '-v', version, '-k', release]
+        eng.actions.append(_runner.cmdline(undo))
+        out = _runner.run(undo, timeout=p['timeout'])
+        why = _runner.failure(out, p['timeout'])
+        (report['left'] if why else report['undone']).append(head if not why else '%s (%s %s: %s)' % (
+            head, out['cmd'], why, _tail(out, 5)))
+    final, known, text = eng.dkms_status(dkms, release)
+    report['status_after'] = text
+    changed = _installed_for(final, release) != _installed_for(before, release)
+    msg = ('kernel %s refused before its image is installed: DKMS modules not installed for %s: %s after %s %s; '
+           'dkms status -k %s: %s; dkms autoinstall output: %s' % (
+               release, release, ', '.join(still), res['cmd'], _runner.failure(res, p['timeout']) or 'ended (rc 0)',
+               release, (text or '(none)').replace('\n', ' | '), report['output']))
+    if report['undone']:
+        msg += '; undone (built for %s by this run): %s' % (release, ', '.join(report['undone']))
+    if report['left']:
+        msg += ('; left installed for %s (built for no other kernel, or the removal failed - remove with dkms remove '
+                '-m MODULE -v VERSION -k %s): %s' % (release, release, ', '.join(report['left'])))
+    raise Failure(msg, changed=changed, dkms=report, actions=eng.actions, **base)
+
+
 def run(p, check_mode, diff, find):
     """The whole module on its params ``p``: the result for exit_json, or Failure. Every refusal comes before the
     first change; nothing changes in check mode."""
@@ -607,6 +687,8 @@ def run(p, check_mode, diff, find):
     if running is None:
         raise Failure('proc_root: %s cannot be read; nothing was changed'
                       % os.path.join(p['proc_root'], 'proc', 'sys', 'kernel', 'osrelease'), changed=False)
+    if p.get('scope', 'all') == 'dkms':
+        return trial(eng, p, release, running, diff)
     installed = installed_releases(p['boot_dir'], p['modules_dir'])
     if release not in installed:
         raise Failure('kernel %s is not installed: %s%s; installed: %s (install linux-image-%s / kernel-%s first); '

@@ -42,6 +42,13 @@ description:
     file, the line and what to change; it never rewrites C(/etc/default/grub).
   - The running release is the default release - nothing to do (C(changed=false)). A one-time entry of another
     kernel left in grubenv is cleared (C(grub-editenv GRUBENV unset next_entry)).
+  - With O(scope=dkms) the module is the trial build before the kernel's image is installed, when only its headers
+    are (C(<modules_dir>/<release>/build)) - every DKMS module is built for the release (C(dkms autoinstall -k
+    RELEASE)), no boot loader is read and no image is needed. When one does not build, what this call installed for the
+    release is removed again (C(dkms remove -m MODULE -v VERSION -k RELEASE), for modules installed for another
+    kernel too) and the release is refused, naming the module, C(dkms status -k RELEASE) and the end of the
+    autoinstall output. The role C(gpufleet.cluster.kernel) runs it between the headers and the image and removes
+    the headers again on a refusal, so a kernel the driver cannot build for changes nothing.
 author:
   - gpufleet maintainers (@gpufleet)
 extends_documentation_fragment:
@@ -101,6 +108,14 @@ options:
     type: str
     choices: [after_verify, now]
     default: after_verify
+  scope:
+    description:
+      - V(all) - verify the installed release (its module files and DKMS) and manage its boot entry.
+      - V(dkms) - the trial build before the image is installed - DKMS only, undone on a failure (see the
+        description); the boot options are ignored.
+    type: str
+    choices: [all, dkms]
+    default: all
   manage_boot:
     description:
       - V(false) - verify (and build with DKMS) only; the boot entries are read and reported, not changed. For a
@@ -196,6 +211,12 @@ EXAMPLES = r"""
     release: "{{ gpufleet_lock.kernel }}"
     required_modules: [nvidia, nvidia_uvm]
 
+- name: Trial build - the headers only are installed; a driver that does not build refuses the kernel
+  become: true
+  gpufleet.cluster.kernel_boot:
+    release: 6.1.0-28-amd64
+    scope: dkms
+
 - name: What would change (no DKMS build, no boot entry change)
   become: true
   gpufleet.cluster.kernel_boot:
@@ -268,12 +289,18 @@ modules:
       status: ok
       path: /lib/modules/6.1.0-28-amd64/updates/dkms/nvidia.ko.xz
       detail: vermagic 6.1.0-28-amd64 SMP preempt mod_unload modversions
+scope:
+  description: V(dkms) for the trial build.
+  returned: with O(scope=dkms)
+  type: str
 dkms:
   description:
     - C(used) (whether dkms was found and asked), C(missing_before) (DKMS modules not installed for the release before
       the build), C(status_before) and C(status_after) (C(dkms status -k RELEASE)), C(output) (the end of the
       autoinstall output).
-  returned: when the release is installed
+    - With O(scope=dkms) also C(undone) (MODULE/VERSION built for the release by a failed trial and removed again) and
+      C(left) (those that could not be removed, or were built for no other kernel).
+  returned: when the release is installed, and with O(scope=dkms)
   type: dict
 actions:
   description: The commands run to change something (in check mode - that would be run), in order.
@@ -283,7 +310,7 @@ actions:
   sample: ["/usr/sbin/grub-reboot --boot-directory /boot 'gnulinux-advanced-0b7b...>gnulinux-6.1.0-28-amd64-advanced-0b7b...'"]
 reboot_required:
   description: Whether the release does not run yet (a reboot boots it, or - with O(manage_boot=false) - is needed).
-  returned: on success
+  returned: on success with O(scope=all)
   type: bool
 reboot_reason:
   description: Why a reboot is required, naming the release, the running one and the default; empty when none is.
@@ -318,6 +345,7 @@ ARGUMENT_SPEC = dict(
     bootloader=dict(type="str", choices=["auto", "grub", "grubby"], default="auto"),
     make_default=dict(type="str", choices=["after_verify", "now"], default="after_verify"),
     manage_boot=dict(type="bool", default=True),
+    scope=dict(type="str", choices=["all", "dkms"], default="all"),
     boot_dir=dict(type="path", default="/boot"),
     modules_dir=dict(type="path", default="/lib/modules"),
     proc_root=dict(type="path", default="/"),

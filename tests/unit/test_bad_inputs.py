@@ -959,6 +959,9 @@ ROWS = [
     row('kernel_boot', 'grub_default_file relative', kb(grub_default_file='etc/default/grub'), 'refused',
         'grub_default_file', KB_TREE),
     row('kernel_boot', 'dkms_path is a directory', kb(dkms_path=T + '/bin'), 'refused', 'dkms_path', KB_TREE),
+    row('kernel_boot', 'unknown scope', kb(scope='image'), 'refused', 'scope', KB_TREE),
+    row('kernel_boot', 'trial build (scope dkms) without the headers installed', kb(scope='dkms'), 'clean-failure',
+        setup=KB_TREE),
     # Read-only runs (a refusal after reading; nothing is changed) and a converged host.
     row('kernel_boot', 'garbage: dkms status of non-UTF-8 bytes, a module missing', kb(required_modules=['nvidia']),
         'clean-failure', setup=KB_TREE + (tool('dkms', GARBAGE),)),

@@ -488,3 +488,94 @@ def test_carry_modules_the_running_kernel_has_are_required(host, run_module):
     # given in both lists (- and _ alike): checked once
     res = run_module(kernel_boot.main, host.args(required_modules=['mlx5_core'], carry_modules=['mlx5-core', 'nvidia']))
     assert not res.get('failed') and sorted(res['modules']) == ['mlx5_core', 'nvidia'], res
+
+
+# ---------------------------------------------------------------- scope dkms: the trial before the image
+def _headers_only(tmp_path, extra_modules=()):
+    """Running OLD (its default, DKMS built for it), NEW's headers installed and nothing else of NEW - the kernel
+    role's state between its headers and its image. ``extra_modules``: more DKMS modules, built for OLD when their
+    ``installed`` says so."""
+    h = Host(tmp_path)
+    state = h.dkms_state()
+    state['modules'] += list(extra_modules)
+    h.state.write_text(json.dumps(state))
+    h.standin_run('grub-set-default', '--boot-directory', str(h.boot), advanced(OLD))
+    (h.modules / NEW / 'build').mkdir(parents=True)
+    h.forget_calls()
+    return h
+
+
+GDRDRV = {'module': 'gdrdrv', 'version': '2.4.4', 'files': ['gdrdrv'], 'installed': [OLD], 'fails_on': []}
+
+
+def test_trial_builds_with_the_headers_only_and_touches_no_boot_entry(tmp_path, run_module):
+    h = _headers_only(tmp_path)
+    before = h.snapshot()
+    res = run_module(kernel_boot.main, h.args(scope='dkms'))
+    assert not res.get('failed') and res['changed'] is True and res['scope'] == 'dkms', res
+    assert res['dkms']['missing_before'] == ['nvidia/535.261.03'] and res['actions'] == [
+        '%s autoinstall -k %s' % (h.tools['dkms'], NEW)], res
+    assert NEW in h.dkms_state()['modules'][0]['installed']
+    assert (h.modules / NEW / 'updates' / 'dkms' / 'nvidia.ko.xz').is_file()
+    assert 'reboot_required' not in res and 'default' not in res, res
+    changed = [k for k, v in h.snapshot().items() if before.get(k, 'absent') != v]
+    assert all(k.startswith('lib/modules/%s/updates' % NEW) for k in changed), changed   # no grubenv, no vmlinuz
+    assert h.calls('grub-reboot') == h.calls('grub-set-default') == []
+    again = run_module(kernel_boot.main, h.args(scope='dkms'))
+    assert again['changed'] is False and again['actions'] == [], again
+
+
+def test_trial_that_fails_is_undone_and_refuses_the_kernel(tmp_path, run_module):
+    h = _headers_only(tmp_path, [dict(GDRDRV)])
+    h.standin_run('dkms', 'autoinstall', '-k', OLD)     # gdrdrv is built for the running kernel, as on a node
+    h.plant_build_failure(NEW)
+    h.forget_calls()
+    before = h.snapshot()
+    res = run_module(kernel_boot.main, h.args(scope='dkms'))
+    assert res['failed'] and res['changed'] is False, res
+    msg = res['msg']
+    assert msg.startswith('kernel %s refused before its image is installed: DKMS modules not installed for %s: '
+                          'nvidia/535.261.03 after %s autoinstall -k %s exited with rc=11' % (NEW, NEW, h.tools['dkms'],
+                                                                                              NEW)), msg
+    assert 'Consult /var/lib/dkms/nvidia/535.261.03/build/make.log for more information.' in msg
+    # gdrdrv did build for NEW in that autoinstall: removed again, named
+    assert msg.endswith('; undone (built for %s by this run): gdrdrv/2.4.4' % NEW), msg
+    assert res['dkms']['undone'] == ['gdrdrv/2.4.4'] and res['dkms']['left'] == [], res
+    assert h.calls('dkms remove') == ['dkms remove -m gdrdrv -v 2.4.4 -k %s' % NEW], h.calls()
+    state = {m['module']: m['installed'] for m in h.dkms_state()['modules']}
+    assert state == {'nvidia': [OLD], 'gdrdrv': [OLD]}, state
+    # the tree as it was - no module file for NEW, grubenv untouched - but for the empty directories the build made
+    # (the kernel role removes lib/modules/NEW with the headers when it was not there before)
+    after = h.snapshot()
+    assert {k: v for k, v in after.items() if k not in before} == {
+        'lib/modules/%s/updates' % NEW: None, 'lib/modules/%s/updates/dkms' % NEW: None}
+    assert {k: v for k, v in after.items() if k in before} == before
+
+
+def test_trial_names_a_module_it_cannot_undo(tmp_path, run_module):
+    # gdrdrv registered ("added") but built for no kernel: removing its only build would unregister it - left, named
+    h = _headers_only(tmp_path, [dict(GDRDRV, installed=[])])
+    h.plant_build_failure(NEW)
+    res = run_module(kernel_boot.main, h.args(scope='dkms'))
+    assert res['failed'] and res['changed'] is True, res
+    assert res['dkms']['left'] == ['gdrdrv/2.4.4'] and h.calls('dkms remove') == [], res
+    assert ('left installed for %s (built for no other kernel, or the removal failed - remove with dkms remove -m '
+            'MODULE -v VERSION -k %s): gdrdrv/2.4.4' % (NEW, NEW)) in res['msg']
+
+
+def test_trial_without_the_headers_is_refused_before_any_command(tmp_path, run_module):
+    h = _headers_only(tmp_path)
+    (h.modules / NEW / 'build').rmdir()
+    res = run_module(kernel_boot.main, h.args(scope='dkms'))
+    assert res['failed'] and res['changed'] is False, res
+    assert res['msg'] == ('kernel %s: its headers are not installed (%s is missing) and the DKMS trial build needs '
+                          'them: install linux-headers-%s (kernel-devel-%s on EL) first; nothing was changed'
+                          % (NEW, h.modules / NEW / 'build', NEW, NEW))
+    assert h.calls() == []
+
+
+def test_trial_in_check_mode_builds_nothing(tmp_path, run_adhoc):
+    h = _headers_only(tmp_path)
+    rc, res = run_adhoc('kernel_boot', h.args(scope='dkms'), check=True)
+    assert rc == 0 and res['changed'] is True and res['dkms']['missing_before'] == ['nvidia/535.261.03'], res
+    assert h.calls('dkms autoinstall') == [] and NEW not in h.dkms_state()['modules'][0]['installed']
