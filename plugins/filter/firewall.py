@@ -28,6 +28,10 @@ def firewall_ruleset(spec, rules_vars=None):
     return _call('render', spec, rules_vars or {})
 
 
+def firewall_firewalld_zone(spec, rules_vars=None):
+    return _call('render_firewalld', spec, rules_vars or {})
+
+
 def firewall_lockout_problems(spec, rules_vars, connection):
     return _call('lockout_problems', spec, rules_vars or {}, connection)
 
@@ -35,4 +39,5 @@ def firewall_lockout_problems(spec, rules_vars, connection):
 class FilterModule(object):
     def filters(self):
         return {'firewall_input_problems': firewall_input_problems, 'firewall_ruleset': firewall_ruleset,
-                'firewall_lockout_problems': firewall_lockout_problems}
+                'firewall_lockout_problems': firewall_lockout_problems,
+                'firewall_firewalld_zone': firewall_firewalld_zone}

@@ -4,8 +4,9 @@
 """Private to this collection (controller side).
 
 The firewall role's rules in one place: what is wrong with its input (each problem names the variable and what
-is allowed), the nftables table rendered from it, and whether that table would admit a new SSH connection from
-the controller as the node sees the current login (the lockout check). The table is rendered here, from the same
+is allowed), the nftables table rendered from it - or, for firewalld, the zone file with the same rules in the same
+order -, and whether those rules would admit a new SSH connection from the controller as the node sees the current
+login (the lockout check). The table is rendered here, from the same
 normalised model the lockout check walks, so the check judges exactly the rules that are loaded. Addresses and
 networks are checked and merged with netaddr. Pure functions."""
 
@@ -24,6 +25,8 @@ PROTOS = ('tcp', 'udp', 'any')
 ACTIONS = ('accept', 'drop', 'reject')
 RULE_KEYS = ('name', 'proto', 'ports', 'sources', 'action')
 TABLE_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_]{0,31}$')
+# firewalld zone names: its chain names leave 17 characters for them (firewall.functions.max_zone_name_len)
+ZONE_RE = re.compile(r'^[A-Za-z][A-Za-z0-9_-]{0,16}$')
 RULE_NAME_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9_ .:/-]{0,63}$')
 PORT_RANGE_RE = re.compile(r'^([0-9]{1,5})-([0-9]{1,5})$')
 WHOLE_RE = re.compile(r'^[0-9]{1,5}$')
@@ -35,6 +38,16 @@ ICMPV6_TYPES = ('destination-unreachable', 'packet-too-big', 'time-exceeded', 'p
                 'mld-listener-query', 'mld-listener-report', 'mld2-listener-report')
 HEADER = ('# Managed by gpufleet.cluster.firewall: only the table below, nothing else of the ruleset. Do not edit here;\n'
           '# change the firewall_* variables. Loaded at boot by gpufleet-firewall.service.\n')
+
+
+# firewalld: the zone's target drops what no rule accepts; the extra rules come first, in order (rich rules with
+# negative priorities run before the zone's allow rules, lowest first); the ICMP types the nftables table accepts
+# that firewalld knows as icmptypes (it has none for MLD).
+FIREWALLD_ICMP = ('destination-unreachable', 'time-exceeded', 'parameter-problem', 'packet-too-big',
+                  'router-solicitation', 'router-advertisement', 'neighbour-solicitation', 'neighbour-advertisement')
+FIREWALLD_EXTRA_PRIORITY = -30000
+FIREWALLD_HEADER = ('<!-- Managed by gpufleet.cluster.firewall (firewall_backend firewalld): the whole zone. Do not edit '
+                    'here; change the firewall_* variables. -->')
 
 
 class FirewallInputError(Exception):
@@ -175,6 +188,10 @@ def input_problems(spec, rules_vars):
     table = spec.get('table', 'gpufleet')
     if not isinstance(table, str) or not TABLE_RE.match(table):
         e.append('firewall_table is %r; allowed: 1..32 characters of A-Z a-z 0-9 _, starting with a letter' % (table,))
+    zone = spec.get('firewalld_zone', 'gpufleet')
+    if not isinstance(zone, str) or not ZONE_RE.match(zone):
+        e.append('firewall_firewalld_zone is %r; allowed: 1..17 characters of A-Z a-z 0-9 _ -, starting with a letter '
+                 '(firewalld builds chain names from it)' % (zone,))
     try:
         rules = extra_rules(rules_vars)
     except FirewallInputError as exc:
@@ -287,6 +304,82 @@ def render(spec, rules_vars):
     chain.append('counter comment "dropped by the policy"')
     out.append('\tchain input {\n%s\t}\n}\n' % ''.join('\t\t%s\n' % line for line in chain))
     return '\n'.join(out)
+
+
+def _xml(text):
+    return (str(text).replace('&', '&amp;').replace('<', '&lt;').replace('>', '&gt;').replace('"', '&quot;'))
+
+
+def _comment(text):
+    return '<!-- %s -->' % str(text).replace('--', '- -')
+
+
+def _rich(family, source, ports, proto, action, priority=None):
+    """One rich rule of the zone file: ``ports`` [(low, high)] with ``proto`` tcp/udp, or ``proto`` alone (no ports),
+    or neither (proto any)."""
+    attrs = ''.join(' %s="%s"' % (k, v) for k, v in (('family', family), ('priority', priority)) if v is not None)
+    inner = []
+    if source is not None:
+        inner.append('<source address="%s"/>' % _xml(source))
+    if ports:
+        inner.extend('<port port="%s" protocol="%s"/>' % (lo if lo == hi else '%d-%d' % (lo, hi), proto)
+                     for lo, hi in ports[:1])
+    elif proto in ('tcp', 'udp'):
+        inner.append('<protocol value="%s"/>' % proto)
+    inner.append('<%s/>' % action)
+    return '  <rule%s>%s</rule>' % (attrs, ''.join(inner))
+
+
+def _rich_rules(nets, ports, proto, action, priority=None):
+    """Rich rules for every source network (v4, v6) and port interval: a rich rule holds one of each."""
+    out = []
+    for family, group in zip(('ipv4', 'ipv6'), nets):
+        for net in group:
+            source = str(net.ip) if net.size == 1 else str(net.cidr)
+            for interval in (ports or [None]):
+                out.append(_rich(family, source, [interval] if interval else [], proto, action, priority))
+    return out
+
+
+def render_firewalld(spec, rules_vars):
+    """The firewalld zone file (``/etc/firewalld/zones/ZONE.xml``) with the rules of ``render``: target DROP; the
+    extra rules first and in order (priorities FIREWALLD_EXTRA_PRIORITY + index); SSH from the admin sources,
+    everything from the cluster sources, the exporter ports from the monitoring sources; the ICMP types the host needs
+    and echo-request unless ``allow_ping`` is false. Established/related traffic and loopback are firewalld's own
+    rules."""
+    m = model(spec, rules_vars)
+    zone = spec.get('firewalld_zone', 'gpufleet')
+    out = ['<?xml version="1.0" encoding="utf-8"?>', FIREWALLD_HEADER, '<zone target="DROP">',
+           '  <short>%s</short>' % _xml(zone),
+           '  <description>gpufleet.cluster.firewall: drop inbound but for the admin, cluster and monitoring sources'
+           '</description>']
+    for index, rule in enumerate(m['extras']):
+        priority = FIREWALLD_EXTRA_PRIORITY + index
+        out.append('  ' + _comment('extra rule %r (%s)' % (rule['name'], rule['variable'])))
+        ports = rule['ports'] if rule['proto'] != 'any' else []
+        if rule['any_source']:
+            for interval in (ports or [None]):
+                families = ('ipv4', 'ipv6') if rule['proto'] == 'any' and not interval else (None,)
+                for family in families:
+                    out.append(_rich(family, None, [interval] if interval else [], rule['proto'], rule['action'],
+                                     priority))
+        else:
+            out.extend(_rich_rules((rule['v4'], rule['v6']), ports, rule['proto'], rule['action'], priority))
+    for key, ports, proto, comment in (('admin', m['ssh_ports'], 'tcp', 'ssh from firewall_admin_sources'),
+                                       ('cluster', [], 'any', 'everything from firewall_cluster_sources'),
+                                       ('monitoring', m['exporter_ports'], 'tcp',
+                                        'exporters from firewall_monitoring_sources')):
+        if key == 'monitoring' and not ports:
+            continue
+        rules = _rich_rules(m['sets'][key], ports, proto, 'accept')
+        if rules:
+            out.append('  ' + _comment(comment))
+            out.extend(rules)
+    out.append('  ' + _comment('ICMP the host needs%s' % (', and ping' if m['allow_ping'] else '')))
+    for name in FIREWALLD_ICMP + (('echo-request',) if m['allow_ping'] else ()):
+        out.append('  <rule><icmp-type name="%s"/><accept/></rule>' % name)
+    out.append('</zone>')
+    return '\n'.join(out) + '\n'
 
 
 # ----------------------------------------------------------------------------------------- lockout check

@@ -147,3 +147,49 @@ def test_lockout_first_match_wins():
 def test_lockout_bad_connection_is_an_error():
     with pytest.raises(AnsibleFilterError, match='no usable client_address/server_port'):
         FILTERS['firewall_lockout_problems'](SPEC, {}, {'client_address': 'nowhere', 'server_port': 22})
+
+
+# ------------------------------------------------------------------------------------------- firewalld zone
+def _rules(xml):
+    return [line.strip() for line in xml.splitlines() if line.strip().startswith('<rule')]
+
+
+def test_firewalld_zone_same_rules_same_order():
+    xml = FILTERS['firewall_firewalld_zone'](SPEC, RULES)
+    assert xml.startswith('<?xml version="1.0" encoding="utf-8"?>\n<!-- Managed by gpufleet.cluster.firewall')
+    assert '<zone target="DROP">' in xml and '<short>gpufleet</short>' in xml and xml.endswith('</zone>\n')
+    rules = _rules(xml)
+    # the extra rules first, in the order of the nftables chain (firewall_extra_rules, then _a, then _login), each
+    # with its own ascending negative priority; one rich rule per source network and port interval
+    assert rules[:4] == [
+        '<rule family="ipv4" priority="-30000"><source address="0.0.0.0/0"/><port port="443" protocol="tcp"/><accept/></rule>',
+        '<rule family="ipv4" priority="-30000"><source address="0.0.0.0/0"/><port port="8000-8010" protocol="tcp"/><accept/></rule>',
+        '<rule priority="-29999"><port port="514" protocol="udp"/><accept/></rule>',
+        '<rule family="ipv4" priority="-29998"><source address="10.66.0.0/16"/><drop/></rule>']
+    # then SSH from the admin sources (merged: 192.168.1.0/24 is inside 192.168.0.0/16), the cluster, the exporters
+    assert rules[4:11] == [
+        '<rule family="ipv4"><source address="10.254.77.1"/><port port="22" protocol="tcp"/><accept/></rule>',
+        '<rule family="ipv4"><source address="192.168.0.0/16"/><port port="22" protocol="tcp"/><accept/></rule>',
+        '<rule family="ipv6"><source address="fd00::/64"/><port port="22" protocol="tcp"/><accept/></rule>',
+        '<rule family="ipv4"><source address="10.20.0.0/15"/><accept/></rule>',
+        '<rule family="ipv4"><source address="10.9.0.5"/><port port="9100" protocol="tcp"/><accept/></rule>',
+        '<rule family="ipv4"><source address="10.9.0.5"/><port port="9400" protocol="tcp"/><accept/></rule>',
+        '<rule><icmp-type name="destination-unreachable"/><accept/></rule>']
+    assert rules[-1] == '<rule><icmp-type name="echo-request"/><accept/></rule>' and len(rules) == 4 + 6 + 9
+    assert "<!-- extra rule 'block lab' (firewall_extra_rules_login[0]) -->" in xml
+
+
+def test_firewalld_zone_options_and_escaping():
+    xml = fw.render_firewalld({'admin_sources': ['10.0.0.0/8'], 'ssh_ports': ['2200-2210'], 'allow_ping': False,
+                               'exporter_ports': [], 'monitoring_sources': ['10.9.0.5'], 'firewalld_zone': 'compute'},
+                              {'firewall_extra_rules': [{'name': 'a--b', 'proto': 'tcp', 'sources': ['10.1.0.0/16']}]})
+    assert '<short>compute</short>' in xml and 'echo-request' not in xml
+    assert '<port port="2200-2210" protocol="tcp"/>' in xml and '10.9.0.5' not in xml  # no exporter ports: no rule
+    assert "<!-- extra rule 'a- -b' (firewall_extra_rules[0]) -->" in xml  # '--' cannot be in an XML comment
+    assert '<rule family="ipv4" priority="-30000"><source address="10.1.0.0/16"/><protocol value="tcp"/><accept/></rule>' in xml
+
+
+@pytest.mark.parametrize('zone', ['gpufleet-compute-nodes', '1zone', 'a/b', '', None])
+def test_firewalld_zone_name_is_checked(zone):
+    problems = fw.input_problems(dict(SPEC, firewalld_zone=zone), {})
+    assert len(problems) == 1 and problems[0].startswith('firewall_firewalld_zone is %r; allowed: 1..17' % (zone,))
