@@ -609,7 +609,7 @@ def _installed_for(entries, release):
                if e['kernel'] == release and e['status'] == 'installed')
 
 
-def trial(eng, p, release, running, diff=False):
+def trial(eng, p, release, running):
     """``scope: dkms``: build every DKMS module for ``release`` with only its headers installed; on a failure undo
     what this call installed for it and raise Failure. Reads no boot loader and needs no image."""
     base = dict(release=release, running=running, scope='dkms')
@@ -688,7 +688,7 @@ def run(p, check_mode, diff, find):
         raise Failure('proc_root: %s cannot be read; nothing was changed'
                       % os.path.join(p['proc_root'], 'proc', 'sys', 'kernel', 'osrelease'), changed=False)
     if p.get('scope', 'all') == 'dkms':
-        return trial(eng, p, release, running, diff)
+        return trial(eng, p, release, running)
     installed = installed_releases(p['boot_dir'], p['modules_dir'])
     if release not in installed:
         raise Failure('kernel %s is not installed: %s%s; installed: %s (install linux-image-%s / kernel-%s first); '
