@@ -14,6 +14,7 @@ copies here."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -100,16 +101,70 @@ def test_sysctls_in_the_file_and_in_the_kernel(host):
     assert dict((key, ' '.join(got.get(key, '').split())) for key in now) == dict((key, wanted[key]) for key in now)
 
 
-def test_the_node_reports_its_acceptance_to_prometheus(host):
-    """The lab has no GPU: every rung is reported skipped and the node verdict is absent (never a pass)."""
+REPLAY_DIR = '/var/lib/gpufleet-standin/replay'
+GPU_RUNGS = {'dcgm_diag', 'gpu_burn', 'p2p_bandwidth', 'nccl_bench'}
+HCA_RUNGS = {'fabric_health', 'rdma_bw'}
+
+
+@pytest.fixture(scope='module')
+def replayed(host):
+    """True on the lab's GPU node on replays (tests/lab/replay-harness.yml gave it recorded outputs)."""
+    return host.file(REPLAY_DIR + '/dcgmi.json').exists
+
+
+def test_the_node_reports_its_acceptance_to_prometheus(host, replayed):
+    """No GPU on the lab hosts: every rung is reported skipped and the node verdict is absent (never a pass). The
+    GPU node on replays: its four GPU rungs passed with their figures, the HCA rungs skipped (no HCA), node passed."""
     prom = host.file(ACCEPTANCE['acceptance_textfile_dir'] + '/gpufleet_acceptance.prom')
     assert prom.is_file and prom.user == 'root'
     text = prom.content_string
     skipped = dict(re.findall(r'(?m)^gpufleet_acceptance_rung_skipped\{[^}]*rung="(\w+)"[^}]*\} (\S+)$', text))
-    assert set(skipped) == {'dcgm_diag', 'gpu_burn', 'p2p_bandwidth', 'nccl_bench', 'fabric_health', 'rdma_bw'}, text[:800]
+    passed = dict(re.findall(r'(?m)^gpufleet_acceptance_rung_pass\{[^}]*rung="(\w+)"[^}]*\} (\S+)$', text))
+    figures = dict(re.findall(r'(?m)^gpufleet_acceptance_rung_figure\{[^}]*rung="(\w+)"[^}]*\} (\S+)$', text))
+    node = re.findall(r'(?m)^gpufleet_acceptance_node_pass\{[^}]*\} (\S+)$', text)
+    if replayed:
+        assert passed == dict.fromkeys(GPU_RUNGS, '1'), text[:1200]
+        assert set(skipped) == HCA_RUNGS and set(skipped.values()) == {'1'}, skipped
+        assert set(figures) == GPU_RUNGS, figures
+        assert node == ['1'], text[:1200]
+        return
+    assert set(skipped) == GPU_RUNGS | HCA_RUNGS, text[:800]
     assert set(skipped.values()) == {'1'}, skipped
-    assert not re.search(r'(?m)^gpufleet_acceptance_node_pass\{', text), 'a node with no rung run must not pass'
-    assert not re.search(r'(?m)^gpufleet_acceptance_rung_pass\{', text)
+    assert not node, 'a node with no rung run must not pass'
+    assert not passed
+
+
+def test_the_ladder_ran_the_installed_tools_on_replays(host, replayed):
+    """The GPU node on replays: the ladder ran the programs bench_tools installed from the local repository (their
+    lab replay hook logged each call), with the ladder's arguments, and the site report has the recorded figures
+    against their thresholds."""
+    if not replayed:
+        pytest.skip('not the GPU node on replays (tests/lab/replay-inventory.yml)')
+    owners = {'/usr/bin/dcgmi': 'datacenter-gpu-manager', '/usr/bin/gpu_burn': 'gpu-burn',
+              '/usr/bin/p2pBandwidthLatencyTest': 'cuda-samples-p2p', '/usr/bin/all_reduce_perf': 'nccl-tests'}
+    for path, package in owners.items():
+        assert host.check_output('dpkg -S %s' % path).split(':')[0] == package, path
+    calls = {}
+    for program in ('dcgmi', 'gpu_burn', 'p2pBandwidthLatencyTest', 'all_reduce_perf'):
+        log = host.file('%s/%s.calls.log' % (REPLAY_DIR, program))
+        assert log.exists, '%s was never run' % program
+        calls[program] = [json.loads(line)['argv'] for line in log.content_string.splitlines() if line.strip()]
+    # two real runs of site.yml (check mode runs no rung): each ran every program once, dcgmi twice (the module's
+    # output: auto asks for JSON, and the recording is the text table it then asks for)
+    assert calls['dcgmi'] == [['diag', '-r', '2', '-j'], ['diag', '-r', '2']] * 2, calls['dcgmi']
+    assert all(len(calls[p]) == 2 for p in ('gpu_burn', 'p2pBandwidthLatencyTest', 'all_reduce_perf')), calls
+    assert '-tc' in calls['gpu_burn'][-1] and calls['gpu_burn'][-1][-1] == '1', calls['gpu_burn']
+    nccl = calls['all_reduce_perf'][-1]
+    assert nccl[nccl.index('-g') + 1] == '8', nccl
+    report = json.loads((ROOT / 'build' / 'reports' / 'acceptance-report.json').read_text())
+    name = host.backend.get_hostname()
+    node = report['nodes'][name]
+    rungs = dict((r['rung'], r) for r in node['rungs'])
+    assert node['status'] == 'passed', node
+    assert [rungs[r]['status'] for r in ('dcgm_diag', 'gpu_burn', 'p2p_bandwidth', 'nccl_bench')] == ['pass'] * 4, node
+    assert rungs['gpu_burn']['figure'] == 16890.0 and rungs['gpu_burn']['threshold_origin'] == 'baseline:A100-SXM4'
+    assert rungs['nccl_bench']['figure'] == 235.26 and rungs['p2p_bandwidth']['threshold_origin'] == 'inventory'
+    assert rungs['fabric_health']['status'] == rungs['rdma_bw']['status'] == 'skipped', node
 
 
 def test_the_acceptance_tools_are_installed_pinned_and_held(host):
