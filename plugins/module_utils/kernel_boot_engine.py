@@ -20,7 +20,12 @@ what is still missing is refused, naming the module and the dkms/modinfo output,
 (``<modules_dir>/<release>/build``), every DKMS module is built for the release (``dkms autoinstall -k RELEASE``);
 when one does not build, what this call installed for the release is removed again (``dkms remove -m M -v V -k
 RELEASE``, only for modules that stay installed for another kernel) and the release is refused - the caller then
-removes the headers it installed, and neither the image nor a boot entry ever changes.
+removes the headers it installed, and neither the image nor a boot entry ever changes. ``sources`` are DKMS source
+trees (a directory with ``dkms.conf``) of module versions the caller is about to install - the new driver of a
+rollout: each is built for the release first, in a scratch tree of its own (``dkms add`` / ``dkms build
+--sourcetree --dkmstree --kernelsourcedir <modules_dir>/<release>/build``, removed afterwards, so nothing of the
+host's DKMS changes; in check mode only planned); one that does not build refuses the release, naming the module, its version and the build
+log. An installed version of a module that ``sources`` replaces need not build for the release.
 
 Act: the release boots next, once (``grub-reboot`` / ``grub2-reboot``), and becomes the permanent default
 (``grub-set-default`` / ``grubby --set-default``) only when it already runs (``make_default: after_verify``, the
@@ -40,6 +45,8 @@ import glob
 import os
 import re
 import shlex
+import shutil
+import tempfile
 
 from ansible_collections.gpufleet.cluster.plugins.module_utils import _runner
 from ansible_collections.gpufleet.cluster.plugins.module_utils import _sysfs
@@ -118,6 +125,21 @@ def input_problems(p):
     for option in sorted(set(PATH_OPTIONS.values()) | {'dkms_path', 'modinfo_path'}):
         errors += ac.executable_errors(option, p.get(option))
     errors += ac.timeout_range(p.get('timeout'))
+    sources = p.get('sources') or []
+    if not isinstance(sources, list):
+        errors.append('sources must be a list of DKMS source trees (directories with a dkms.conf), got %s'
+                      % _show(sources))
+        sources = []
+    if sources and p.get('scope', 'all') != 'dkms':
+        errors.append('sources is for the trial build before the image (scope: dkms), not scope %s'
+                      % _show(p.get('scope', 'all')))
+    for i, path in enumerate(sources):
+        if not isinstance(path, str) or not os.path.isabs(path):
+            errors.append('sources[%d] must be the absolute path of a DKMS source tree (a directory with a '
+                          'dkms.conf), got %s' % (i, _show(path)))
+        elif not os.path.isfile(os.path.join(path, 'dkms.conf')):
+            errors.append('sources[%d]: %s has no dkms.conf (a DKMS source tree such as /usr/src/nvidia-570.133.20 '
+                          'is wanted)' % (i, path))
     return errors
 
 
@@ -371,6 +393,34 @@ def _version_key(text):
     return [(0, int(x), '') if x.isdigit() else (1, 0, x) for x in re.split(r'[.\-+~]', text)]
 
 
+DKMS_CONF_RE = re.compile(r'^\s*(PACKAGE_NAME|PACKAGE_VERSION)=(.*)$')
+DKMS_VALUE_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._+~-]{0,127}$')
+
+
+def dkms_conf_identity(path):
+    """``(name, version)`` from ``<path>/dkms.conf`` (PACKAGE_NAME, PACKAGE_VERSION as literal values, quoted or
+    not), or raise Failure naming the file: a value computed by the shell cannot be read without running it."""
+    conf = os.path.join(path, 'dkms.conf')
+    found = {}
+    try:
+        with open(conf) as handle:
+            lines = handle.read().splitlines()
+    except (IOError, OSError, UnicodeDecodeError) as exc:
+        raise Failure('sources: %s cannot be read (%s); nothing was changed' % (conf, exc), changed=False)
+    for line in lines:
+        match = DKMS_CONF_RE.match(line)
+        if match:
+            value = match.group(2).strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in '"\'':
+                value = value[1:-1]
+            found[match.group(1)] = value
+    for key in ('PACKAGE_NAME', 'PACKAGE_VERSION'):
+        if not DKMS_VALUE_RE.match(found.get(key, '')):
+            raise Failure('sources: %s: %s must be a literal name or version (letters, digits, ".", "_", "+", "~", '
+                          '"-"), got %s; nothing was changed' % (conf, key, _show(found.get(key))), changed=False)
+    return found['PACKAGE_NAME'], found['PACKAGE_VERSION']
+
+
 # ---------------------------------------------------------------- the engine
 class Engine(object):
     """One run: params, the tools found, the commands run (``actions``)."""
@@ -618,15 +668,33 @@ def trial(eng, p, release, running):
         raise Failure('kernel %s: its headers are not installed (%s is missing) and the DKMS trial build needs them: '
                       'install linux-headers-%s (kernel-devel-%s on EL) first; nothing was changed'
                       % (release, build, release, release), changed=False, **base)
+    sources = [dict(zip(('module', 'version'), dkms_conf_identity(path)), path=path)
+               for path in p.get('sources') or []]
     dkms = eng.find(p.get('dkms_path') or 'dkms') if p['dkms'] == 'auto' else None
     report = {'used': bool(dkms), 'missing_before': [], 'status_before': '', 'status_after': '', 'output': '',
-              'undone': [], 'left': []}
+              'undone': [], 'left': [], 'sources': []}
     if dkms is None:
+        if sources:
+            raise Failure('sources: %s cannot be built for kernel %s: DKMS is %s; nothing was changed' % (
+                ', '.join('%s/%s' % (s['module'], s['version']) for s in sources), release,
+                'not used (dkms: never)' if p['dkms'] == 'never' else 'not installed (no dkms on PATH)'),
+                changed=False, dkms=report, **base)
         report['output'] = 'nothing to build: DKMS is %s' % (
             'not used (dkms: never)' if p['dkms'] == 'never' else 'not installed (no dkms on PATH)')
         return dict(base, changed=False, dkms=report, actions=eng.actions)
+    # the versions about to be installed first: a scratch tree each, nothing of the host's DKMS changes
+    for source in sources:
+        report['sources'].append(_trial_source(eng, p, dkms, source, release, build))
+    failed = [s for s in report['sources'] if s['built'] is False]
+    if failed:
+        why = '; '.join('%s/%s (DKMS source %s, the version this run installs) does not build for %s: %s; build log: %s'
+                        % (s['module'], s['version'], s['path'], release, s['why'], s['log']) for s in failed)
+        raise Failure('kernel %s refused before its image is installed: %s; nothing was changed' % (release, why),
+                      changed=False, dkms=report, actions=eng.actions, **base)
+    replaced = set(s['module'] for s in sources)
     before, known, text = eng.dkms_status(dkms, release)
-    missing = dkms_missing(known + before, release)
+    # an installed version of a module the sources replace need not build for the release: the new one did
+    missing = [m for m in dkms_missing(known + before, release) if m.split('/', 1)[0] not in replaced]
     report.update(missing_before=missing, status_before=text)
     if not missing:
         return dict(base, changed=False, dkms=report, actions=eng.actions)
@@ -641,7 +709,7 @@ def trial(eng, p, release, running):
     report['output'] = _tail(res, 40)
     after, known, text = eng.dkms_status(dkms, release)
     report['status_after'] = text
-    still = dkms_missing(known + after, release)
+    still = [m for m in dkms_missing(known + after, release) if m.split('/', 1)[0] not in replaced]
     if not still:
         shown['after'] = {'dkms_status': text or '(none)', 'missing': []}
         return dict(base, changed=True, dkms=report, actions=eng.actions, diff=shown)
@@ -673,6 +741,42 @@ def trial(eng, p, release, running):
         msg += ('; left installed for %s (built for no other kernel, or the removal failed - remove with dkms remove '
                 '-m MODULE -v VERSION -k %s): %s' % (release, release, ', '.join(report['left'])))
     raise Failure(msg, changed=changed, dkms=report, actions=eng.actions, **base)
+
+
+def _trial_source(eng, p, dkms, source, release, build):
+    """Build one DKMS source tree for ``release`` in a scratch DKMS tree (removed again; also in check mode, as it
+    changes nothing of the host): ``{module, version, path, built, why, log}``."""
+    out = dict(source, built=False, why='', log='')
+    if eng.check_mode:
+        eng.actions.append('%s add/build -m %s -v %s -k %s in a scratch DKMS tree (%s)' % (
+            dkms, source['module'], source['version'], release, source['path']))
+        return dict(out, built=None, why='check mode: not built')
+    scratch = tempfile.mkdtemp(prefix='gpufleet-dkms-trial-')
+    try:
+        tree, srcs = os.path.join(scratch, 'dkms'), os.path.join(scratch, 'source')
+        os.mkdir(tree)
+        os.mkdir(srcs)
+        os.symlink(source['path'], os.path.join(srcs, '%s-%s' % (source['module'], source['version'])))
+        trees = ['--sourcetree', srcs, '--dkmstree', tree]
+        head = ['-m', source['module'], '-v', source['version']]
+        for argv in ([dkms, 'add'] + head + trees,
+                     [dkms, 'build'] + head + ['-k', release, '--kernelsourcedir', build] + trees):
+            eng.actions.append(_runner.cmdline(argv).replace(scratch, '<scratch>'))
+            res = _runner.run(argv, timeout=p['timeout'])
+            why = _runner.failure(res, p['timeout'])
+            if why:
+                out['why'] = ('%s %s: %s' % (argv[1], why, _tail(res, 8))).replace(scratch, '<scratch>')
+                log = os.path.join(tree, source['module'], source['version'], 'build', 'make.log')
+                if os.path.isfile(log):
+                    with open(log, errors='replace') as handle:
+                        out['log'] = ' | '.join(line.strip() for line in handle.read().splitlines()[-OUTPUT_LINES:]
+                                                if line.strip()) or 'empty'
+                out['log'] = out['log'] or 'none written'
+                return out
+        out['built'] = True
+        return out
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def run(p, check_mode, diff, find):

@@ -49,6 +49,12 @@ description:
     kernel too) and the release is refused, naming the module, C(dkms status -k RELEASE) and the end of the
     autoinstall output. The role C(gpufleet.cluster.kernel) runs it between the headers and the image and removes
     the headers again on a refusal, so a kernel the driver cannot build for changes nothing.
+  - O(sources) extends the trial to module versions not installed yet - the new driver of a rollout that moves the
+    driver and the kernel together. Each DKMS source tree is built for the release first, in a scratch DKMS tree of its
+    own (C(dkms add -m M -v V --sourcetree S --dkmstree T), C(dkms build ... -k RELEASE --kernelsourcedir
+    <modules_dir>/<release>/build), the options of Debian's dkms 3.0), removed afterwards - the host's DKMS never
+    changes; one that does not build refuses the release, naming module, version, source tree and the end of its
+    C(make.log). The installed version of a module that O(sources) replaces then need not build for the release.
 author:
   - gpufleet maintainers (@gpufleet)
 extends_documentation_fragment:
@@ -56,8 +62,8 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     support: full
-    details: Reads and verifies (module files, C(dkms status), C(modinfo)); the DKMS build and the boot entry changes are
-      only planned and listed in RV(actions).
+    details: Reads and verifies (module files, C(dkms status), C(modinfo)); the DKMS builds (also of O(sources)) and the
+      boot entry changes are only planned and listed in RV(actions).
   diff_mode:
     support: full
     details: The running, default and next release, before and after.
@@ -116,6 +122,14 @@ options:
     type: str
     choices: [all, dkms]
     default: all
+  sources:
+    description:
+      - DKMS source trees (absolute paths of directories with a C(dkms.conf) whose C(PACKAGE_NAME) and
+        C(PACKAGE_VERSION) are literal values, such as C(/usr/src/nvidia-570.133.20) extracted from the new driver's
+        DKMS package) to build for the release before anything is installed for it. Only with O(scope=dkms).
+    type: list
+    elements: path
+    default: []
   manage_boot:
     description:
       - V(false) - verify (and build with DKMS) only; the boot entries are read and reported, not changed. For a
@@ -217,6 +231,13 @@ EXAMPLES = r"""
     release: 6.1.0-28-amd64
     scope: dkms
 
+- name: Trial build of the driver a rollout is about to install (its DKMS source extracted from the package)
+  become: true
+  gpufleet.cluster.kernel_boot:
+    release: 6.1.0-28-amd64
+    scope: dkms
+    sources: [/tmp/nvidia-570/usr/src/nvidia-570.133.20]
+
 - name: What would change (no DKMS build, no boot entry change)
   become: true
   gpufleet.cluster.kernel_boot:
@@ -299,7 +320,9 @@ dkms:
       the build), C(status_before) and C(status_after) (C(dkms status -k RELEASE)), C(output) (the end of the
       autoinstall output).
     - With O(scope=dkms) also C(undone) (MODULE/VERSION built for the release by a failed trial and removed again) and
-      C(left) (those that could not be removed, or were built for no other kernel).
+      C(left) (those that could not be removed, or were built for no other kernel), and C(sources) (per O(sources)
+      tree - C(module), C(version), C(path), C(built) (null in check mode), C(why) and C(log), the end of its
+      C(make.log), when it did not build).
   returned: when the release is installed, and with O(scope=dkms)
   type: dict
 actions:
@@ -346,6 +369,7 @@ ARGUMENT_SPEC = dict(
     make_default=dict(type="str", choices=["after_verify", "now"], default="after_verify"),
     manage_boot=dict(type="bool", default=True),
     scope=dict(type="str", choices=["all", "dkms"], default="all"),
+    sources=dict(type="list", elements="path", default=[]),
     boot_dir=dict(type="path", default="/boot"),
     modules_dir=dict(type="path", default="/lib/modules"),
     proc_root=dict(type="path", default="/"),

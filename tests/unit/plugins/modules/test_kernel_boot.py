@@ -116,7 +116,7 @@ class Host(object):
                             % release)
         (tree / 'modules.builtin').write_text('kernel/drivers/block/loop.ko\n')
         if headers:
-            (tree / 'build').mkdir(exist_ok=True)
+            (tree / 'build' / 'include').mkdir(parents=True, exist_ok=True)
         if dkms_built is None:
             dkms_built = release == self.running()
         if dkms_built and 'dkms' in self.tools:
@@ -500,7 +500,7 @@ def _headers_only(tmp_path, extra_modules=()):
     state['modules'] += list(extra_modules)
     h.state.write_text(json.dumps(state))
     h.standin_run('grub-set-default', '--boot-directory', str(h.boot), advanced(OLD))
-    (h.modules / NEW / 'build').mkdir(parents=True)
+    (h.modules / NEW / 'build' / 'include').mkdir(parents=True)
     h.forget_calls()
     return h
 
@@ -565,7 +565,7 @@ def test_trial_names_a_module_it_cannot_undo(tmp_path, run_module):
 
 def test_trial_without_the_headers_is_refused_before_any_command(tmp_path, run_module):
     h = _headers_only(tmp_path)
-    (h.modules / NEW / 'build').rmdir()
+    shutil.rmtree(str(h.modules / NEW / 'build'))
     res = run_module(kernel_boot.main, h.args(scope='dkms'))
     assert res['failed'] and res['changed'] is False, res
     assert res['msg'] == ('kernel %s: its headers are not installed (%s is missing) and the DKMS trial build needs '
@@ -579,3 +579,111 @@ def test_trial_in_check_mode_builds_nothing(tmp_path, run_adhoc):
     rc, res = run_adhoc('kernel_boot', h.args(scope='dkms'), check=True)
     assert rc == 0 and res['changed'] is True and res['dkms']['missing_before'] == ['nvidia/535.261.03'], res
     assert h.calls('dkms autoinstall') == [] and NEW not in h.dkms_state()['modules'][0]['installed']
+
+
+# ---------------------------------------------------------------- scope dkms with sources: the new driver's trial
+NEW_DRIVER = '570.133.20'
+
+
+def _source_tree(tmp_path, name='nvidia', version=NEW_DRIVER, make='true'):
+    """A HAND-MADE DKMS source tree in the layout of a driver's DKMS package (usr/src/<name>-<version>/dkms.conf)."""
+    src = tmp_path / 'pkg' / 'usr' / 'src' / ('%s-%s' % (name, version))
+    src.mkdir(parents=True)
+    (src / 'dkms.conf').write_text('PACKAGE_NAME="%s"\nPACKAGE_VERSION="%s"\nMAKE[0]="%s"\nCLEAN="true"\n'
+                                   'BUILT_MODULE_NAME[0]="%s"\nDEST_MODULE_LOCATION[0]="/updates/dkms"\n'
+                                   'AUTOINSTALL="yes"\n' % (name, version, make, name))
+    return src
+
+
+@pytest.fixture
+def scratch_tmp(tmp_path, monkeypatch):
+    """The module's scratch trees go to a directory of the test's own, so the test sees that none is left."""
+    tmp = tmp_path / 'tmp'
+    tmp.mkdir()
+    monkeypatch.setattr('tempfile.tempdir', str(tmp))
+    return tmp
+
+
+def test_trial_builds_the_new_driver_in_a_scratch_tree_and_changes_nothing(tmp_path, run_module, scratch_tmp):
+    h = _headers_only(tmp_path)
+    src = _source_tree(tmp_path)
+    before = h.snapshot()
+    res = run_module(kernel_boot.main, h.args(scope='dkms', sources=[str(src)]))
+    assert not res.get('failed') and res['changed'] is False, res
+    assert res['dkms']['sources'] == [{'module': 'nvidia', 'version': NEW_DRIVER, 'path': str(src), 'built': True,
+                                       'why': '', 'log': ''}], res
+    dkms = h.tools['dkms']
+    assert res['actions'] == [
+        '%s add -m nvidia -v %s --sourcetree %s --dkmstree %s' % (dkms, NEW_DRIVER, '<scratch>/source', '<scratch>/dkms'),
+        '%s build -m nvidia -v %s -k %s --kernelsourcedir %s --sourcetree <scratch>/source --dkmstree <scratch>/dkms'
+        % (dkms, NEW_DRIVER, NEW, h.modules / NEW / 'build')], res
+    # the installed nvidia 535 is the version the new one replaces: it need not build for NEW, nothing was autoinstalled
+    assert res['dkms']['missing_before'] == [] and h.calls('dkms autoinstall') == [], res
+    assert h.snapshot() == before and h.dkms_state()['modules'][0]['installed'] == [OLD]
+    assert list(scratch_tmp.iterdir()) == [] and (src / 'dkms.conf').is_file()
+
+
+def test_trial_refuses_a_kernel_the_new_driver_does_not_build_for(tmp_path, run_module, scratch_tmp):
+    h = _headers_only(tmp_path, [dict(GDRDRV)])
+    state = h.dkms_state()
+    state['source_fails_on'] = {'nvidia/%s' % NEW_DRIVER: [NEW]}    # PLANTED
+    h.state.write_text(json.dumps(state))
+    src = _source_tree(tmp_path)
+    before = h.snapshot()
+    res = run_module(kernel_boot.main, h.args(scope='dkms', sources=[str(src)]))
+    assert res['failed'] and res['changed'] is False, res
+    assert res['msg'].startswith(
+        'kernel %s refused before its image is installed: nvidia/%s (DKMS source %s, the version this run installs) '
+        'does not build for %s: build exited with rc=10 (Consult <scratch>/dkms/nvidia/%s/build/make.log for more '
+        'information.): ' % (NEW, NEW_DRIVER, src, NEW, NEW_DRIVER)), res['msg']
+    assert 'Consult <scratch>/dkms/nvidia/%s/build/make.log for more information.' % NEW_DRIVER in res['msg']
+    assert res['msg'].endswith('build log: DKMS make.log for nvidia-%s for kernel %s (x86_64) | HANDMADE TEST STAND-IN '
+                               'build: error: PLANTED build failure for this kernel; nothing was changed'
+                               % (NEW_DRIVER, NEW)), res['msg']
+    # refused before the installed modules were built for NEW (gdrdrv would have been): nothing to undo
+    assert h.calls('dkms autoinstall') == [] and h.calls('dkms status') == [], h.calls()
+    assert h.snapshot() == before and list(scratch_tmp.iterdir()) == []
+
+
+def test_trial_of_sources_in_check_mode_builds_nothing(tmp_path, run_adhoc):
+    h = _headers_only(tmp_path)
+    src = _source_tree(tmp_path)
+    rc, res = run_adhoc('kernel_boot', h.args(scope='dkms', sources=[str(src)]), check=True)
+    assert rc == 0 and res['changed'] is False, res
+    assert res['dkms']['sources'][0]['built'] is None and h.calls('dkms add') == h.calls('dkms build') == [], res
+
+
+def _real_dkms():
+    found = os.environ.get('GPUFLEET_DKMS')
+    if not found:
+        cached = sorted(Path('/var/cache/gpufleet/dkms').glob('*/usr/sbin/dkms'))
+        found = str(cached[-1]) if cached else None
+    return found
+
+
+@pytest.mark.skipif(not _real_dkms(), reason="Debian's dkms script is not extracted (scripts/setup does it)")
+@pytest.mark.parametrize('kernel_ok', [True, False], ids=['builds', 'does-not-build'])
+def test_trial_of_sources_with_the_real_dkms(tmp_path, run_module, scratch_tmp, kernel_ok):
+    """Debian's dkms 3.0.10 itself (extracted by scripts/setup) runs the trial's add and build. Its own tree (status,
+    autoinstall) is a directory of the test's, never this machine's /var/lib/dkms; the HAND-MADE source tree's make
+    step fails for the one kernel it is told to (no compiler runs)."""
+    h = _headers_only(tmp_path)
+    system = tmp_path / 'var-lib-dkms'
+    system.mkdir()
+    wrapper = h.bin / 'real-dkms'
+    wrapper.write_text('#!/bin/sh\ncase " $* " in *" --dkmstree "*) exec %s "$@" ;; esac\n'
+                       'exec %s "$@" --dkmstree %s\n' % (_real_dkms(), _real_dkms(), system))
+    wrapper.chmod(0o755)
+    fail_for = 'never' if kernel_ok else NEW
+    src = _source_tree(tmp_path, make="sh ./build.sh ${kernelver}")
+    (src / 'build.sh').write_text('echo "HAND-MADE build for $1"\n[ "$1" = "%s" ] && { echo "error: no such '
+                                  'symbol (HAND-MADE)"; exit 2; }\necho built > nvidia.ko\n' % fail_for)
+    res = run_module(kernel_boot.main, h.args(scope='dkms', sources=[str(src)], dkms_path=str(wrapper)))
+    assert list(scratch_tmp.iterdir()) == [] and list(system.iterdir()) == [], res
+    if kernel_ok:
+        assert not res.get('failed') and res['dkms']['sources'][0]['built'] is True, res
+        return
+    assert res['failed'] and res['changed'] is False, res
+    assert 'does not build for %s: build exited with rc=10' % NEW in res['msg'], res['msg']
+    assert 'Bad return status for module build on kernel: %s' % NEW in res['msg'], res['msg']
+    assert 'error: no such symbol (HAND-MADE)' in res['dkms']['sources'][0]['log'], res
