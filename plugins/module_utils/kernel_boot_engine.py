@@ -24,8 +24,9 @@ removes the headers it installed, and neither the image nor a boot entry ever ch
 trees (a directory with ``dkms.conf``) of module versions the caller is about to install - the new driver of a
 rollout: each is built for the release first, in a scratch tree of its own (``dkms add`` / ``dkms build
 --sourcetree --dkmstree --kernelsourcedir <modules_dir>/<release>/build``, removed afterwards, so nothing of the
-host's DKMS changes; in check mode only planned); one that does not build refuses the release, naming the module, its version and the build
-log. An installed version of a module that ``sources`` replaces need not build for the release.
+host's DKMS changes; in check mode only planned); one that does not build refuses the release, naming the module,
+its version and the build log. An installed version of a module that ``sources`` replaces need not build for the
+release.
 
 Act: the release boots next, once (``grub-reboot`` / ``grub2-reboot``), and becomes the permanent default
 (``grub-set-default`` / ``grubby --set-default``) only when it already runs (``make_default: after_verify``, the
@@ -744,8 +745,8 @@ def trial(eng, p, release, running):
 
 
 def _trial_source(eng, p, dkms, source, release, build):
-    """Build one DKMS source tree for ``release`` in a scratch DKMS tree (removed again; also in check mode, as it
-    changes nothing of the host): ``{module, version, path, built, why, log}``."""
+    """Build one DKMS source tree for ``release`` in a scratch DKMS tree, removed again (in check mode: only listed in
+    the actions, ``built`` None): ``{module, version, path, built, why, log}``."""
     out = dict(source, built=False, why='', log='')
     if eng.check_mode:
         eng.actions.append('%s add/build -m %s -v %s -k %s in a scratch DKMS tree (%s)' % (

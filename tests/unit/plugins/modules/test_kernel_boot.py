@@ -656,7 +656,7 @@ def test_trial_of_sources_in_check_mode_builds_nothing(tmp_path, run_adhoc):
 def _real_dkms():
     found = os.environ.get('GPUFLEET_DKMS')
     if not found:
-        cached = sorted(Path('/var/cache/gpufleet/dkms').glob('*/usr/sbin/dkms'))
+        cached = sorted(Path(os.environ.get('GPUFLEET_DKMS_CACHE', '/var/cache/gpufleet/dkms')).glob('*/usr/sbin/dkms'))
         found = str(cached[-1]) if cached else None
     return found
 
